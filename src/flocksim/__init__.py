@@ -1,0 +1,34 @@
+"""flocksim: flocks, schools, crowds and swarms, from Reynolds boids to starling murmurations."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from flocksim import metrics
+from flocksim.config import ConfigError, apply_overrides, load_toml, save_toml
+from flocksim.params import AbmFlockingParams, Params, ReynoldsParams, parse_params
+from flocksim.scenarios import load_preset, preset_names
+from flocksim.simulation import Simulation
+from flocksim.state import FlockState
+
+try:
+    __version__ = version("flocksim")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = [
+    "AbmFlockingParams",
+    "ConfigError",
+    "FlockState",
+    "Params",
+    "ReynoldsParams",
+    "Simulation",
+    "__version__",
+    "apply_overrides",
+    "load_preset",
+    "load_toml",
+    "metrics",
+    "parse_params",
+    "preset_names",
+    "save_toml",
+]

@@ -1,0 +1,181 @@
+"""Parameter files and overrides: TOML in and out, dotted ``key=value`` overrides,
+and one-line error messages naming the field and the allowed values."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+import typing
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel, ValidationError
+
+from flocksim.params import MODEL_NAMES, AbmFlockingParams, ReynoldsParams, parse_params
+
+AnyParams = ReynoldsParams | AbmFlockingParams
+MODEL_CLASSES: dict[str, type[BaseModel]] = {"reynolds": ReynoldsParams, "abm-flocking": AbmFlockingParams}
+
+
+class ConfigError(ValueError):
+    """Bad input: the message is one line naming the key and the allowed values."""
+
+
+def to_dict(params: AnyParams) -> dict[str, Any]:
+    """Plain nested dict of the parameters (JSON/TOML ready)."""
+    return params.model_dump(mode="json")
+
+
+def dumps_toml(params: AnyParams) -> str:
+    """TOML text that :func:`loads_toml` turns back into equal parameters."""
+    return tomli_w.dumps(to_dict(params))
+
+
+def save_toml(params: AnyParams, path: str | Path) -> None:
+    Path(path).write_text(dumps_toml(params), encoding="utf-8")
+
+
+def loads_toml(text: str, source: str = "<string>") -> AnyParams:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML ({exc})") from None
+    return validate(data)
+
+
+def load_toml(path: str | Path) -> AnyParams:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read parameter file ({exc.__class__.__name__}: {exc})") from None
+    return loads_toml(text, source=str(path))
+
+
+def validate(data: dict[str, Any]) -> AnyParams:
+    """Validate a mapping, turning the first problem into a :class:`ConfigError`."""
+    model = data.get("model", "reynolds")
+    if model not in MODEL_NAMES:
+        raise ConfigError(f"model: unknown model {model!r}; allowed: {', '.join(MODEL_NAMES)}")
+    try:
+        return parse_params(data)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, MODEL_CLASSES[model])) from None
+
+
+def describe_validation_error(exc: ValidationError, root: type[BaseModel]) -> str:
+    """One line for the first error: dotted key, what is wrong, allowed values."""
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"] if not (isinstance(p, str) and p in MODEL_NAMES)]
+    key = ".".join(loc) or "parameters"
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        parent = _model_at(root, loc[:-1])
+        allowed = ", ".join(parent.model_fields) if parent else "see `flocksim schema`"
+        return f"{key}: unknown key; allowed keys here: {allowed}"
+    field = _field_at(root, loc)
+    allowed = _allowed_text(field)
+    got = err.get("input")
+    got_text = f"; got {got!r}" if not isinstance(got, dict) else ""
+    if kind == "finite_number":
+        return f"{key}: must be a finite number (not NaN or inf); {allowed}{got_text}"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{key}: {msg}; {allowed}{got_text}" if allowed else f"{key}: {msg}{got_text}"
+
+
+def _model_at(root: type[BaseModel], loc: list[str]) -> type[BaseModel] | None:
+    model: Any = root
+    for part in loc:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return None
+        model = _model_type(model.model_fields[part].annotation)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _model_type(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_type(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _field_at(root: type[BaseModel], loc: list[str]) -> Any:
+    parent = _model_at(root, loc[:-1]) if loc else None
+    if parent is None:
+        # the error may sit inside a list (e.g. size.1); try one level up
+        if len(loc) >= 2:
+            return _field_at(root, loc[:-1])
+        return None
+    return parent.model_fields.get(loc[-1])
+
+
+def _allowed_text(field: Any) -> str:
+    if field is None:
+        return ""
+    description = field.description or ""
+    if "allowed:" in description:
+        return "allowed: " + description.split("allowed:", 1)[1].strip().rstrip(".")
+    if ":" in description:
+        return "allowed: " + description.split(":", 1)[1].strip().rstrip(".")
+    return ""
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``a.b.c=value``; the value is read as TOML (numbers, booleans, lists,
+    quoted strings), falling back to a bare string (``model=abm-flocking``)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"--set {text!r}: expected KEY=VALUE with a dotted key, e.g. rules.alignment.weight=0.5")
+    raw = raw.strip()
+    lowered = raw.lower()
+    if lowered in {"nan", "+nan", "-nan", "inf", "+inf", "-inf"}:
+        value: Any = float(lowered)
+    else:
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+    return key.split("."), value
+
+
+def apply_overrides(params: AnyParams, overrides: list[str]) -> AnyParams:
+    """Apply dotted overrides in order and re-validate; unknown keys are errors."""
+    if not overrides:
+        return params
+    data = to_dict(params)
+    for text in overrides:
+        path, value = parse_override(text)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{'.'.join(path)}: must be a finite number (not NaN or inf); got {value!r}")
+        node = data
+        for depth, part in enumerate(path[:-1]):
+            child = node.get(part)
+            if not isinstance(child, dict):
+                where = ".".join(path[: depth + 1])
+                if child is None:
+                    allowed = ", ".join(k for k in node)
+                    raise ConfigError(f"{where}: unknown key; allowed keys here: {allowed}")
+                raise ConfigError(f"{where}: is a value, not a section; cannot set {'.'.join(path)}")
+            node = child
+        last = path[-1]
+        if last not in node and path != ["model"]:
+            allowed = ", ".join(k for k in node)
+            raise ConfigError(f"{'.'.join(path)}: unknown key; allowed keys here: {allowed}")
+        node[last] = value
+    if any(text.split("=", 1)[0].strip() == "model" for text in overrides):
+        data = _keep_shared(data)
+    return validate(data)
+
+
+def _keep_shared(data: dict[str, Any]) -> dict[str, Any]:
+    """When --set switches the model, keep only the fields the new model knows."""
+    model = data.get("model")
+    cls = MODEL_CLASSES.get(model) if isinstance(model, str) else None
+    if cls is None:
+        return data
+    return {k: v for k, v in data.items() if k in cls.model_fields}

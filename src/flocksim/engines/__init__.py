@@ -1,0 +1,31 @@
+"""Engines run a model's kernels on some hardware; chosen by name from an explicit registry."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from flocksim.engines.cpu import CpuEngine
+from flocksim.models.base import Model
+from flocksim.neighbors import NeighborList
+from flocksim.state import FlockState
+
+
+class Engine(Protocol):
+    name: str
+
+    def neighbors(self, state: FlockState) -> NeighborList: ...
+
+    def step(self, state: FlockState, dt: float) -> NeighborList: ...
+
+
+ENGINES: dict[str, type] = {"cpu": CpuEngine}
+
+
+def make_engine(name: str, model: Model, threads: int | None = None) -> Engine:
+    """The engine called ``name``; unknown names are rejected with the allowed ones."""
+    if name not in ENGINES:
+        raise ValueError(f"engine: unknown engine {name!r}; allowed: {', '.join(ENGINES)}")
+    return ENGINES[name](model, threads=threads)
+
+
+__all__ = ["ENGINES", "Engine", "make_engine"]

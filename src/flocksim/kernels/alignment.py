@@ -1,0 +1,23 @@
+"""Basic alignment (SPEC 3.2): steer toward the neighbours' mean velocity."""
+
+from __future__ import annotations
+
+from flocksim.kernels.compile import device
+
+
+@device
+def alignment_raw(sum_x, sum_y, sum_z, count, vx, vy, vz):
+    """Seed 000's force mean(v_j) - v_i from the neighbour velocity sum; zero with no neighbour."""
+    if count == 0:
+        return 0.0, 0.0, 0.0
+    inv = 1.0 / count
+    return sum_x * inv - vx, sum_y * inv - vy, sum_z * inv - vz
+
+
+@device
+def alignment_direction(sum_x, sum_y, sum_z, count):
+    """Desired direction mean(v_j) for the steering transform; zero with no neighbour."""
+    if count == 0:
+        return 0.0, 0.0, 0.0
+    inv = 1.0 / count
+    return sum_x * inv, sum_y * inv, sum_z * inv

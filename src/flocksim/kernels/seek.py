@@ -1,0 +1,33 @@
+"""Seek with arrival (SPEC 3.6; seeds 000, 001)."""
+
+from __future__ import annotations
+
+import math
+
+from flocksim.kernels.compile import device
+
+
+@device
+def seek_velocity(dx, dy, dz, max_speed, arrival_radius, stop_radius):
+    """Desired velocity toward a target at displacement (dx, dy, dz) [units/s].
+
+    max_speed outside ``arrival_radius``; inside it the desired speed falls
+    linearly to 0 at ``stop_radius``; inside ``stop_radius`` it is 0 (brake).
+    ``arrival_radius`` 0 disables arrival.
+
+    Returns (x, y, z, active): ``active`` is False when there is no desire at
+    all (on the target with arrival off), which the steering transform turns
+    into a zero force; a desired velocity of 0 with ``active`` True brakes.
+    """
+    dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+    arriving = arrival_radius > 0.0 and dist < arrival_radius
+    if arriving:
+        if dist <= stop_radius:
+            return 0.0, 0.0, 0.0, True
+        speed = max_speed * (dist - stop_radius) / (arrival_radius - stop_radius)
+    else:
+        if dist == 0.0:
+            return 0.0, 0.0, 0.0, False
+        speed = max_speed
+    s = speed / dist
+    return dx * s, dy * s, dz * s, True

@@ -1,0 +1,19 @@
+"""Metrics: plain arrays in, numbers out."""
+
+from __future__ import annotations
+
+from flocksim.metrics.neighbors import mean_neighbor_count, nearest_neighbor_distances, nearest_neighbor_stats
+from flocksim.metrics.order import milling, polarization, speed_stats, unit_headings
+from flocksim.metrics.summary import METRIC_NAMES, flock_summary
+
+__all__ = [
+    "METRIC_NAMES",
+    "flock_summary",
+    "mean_neighbor_count",
+    "milling",
+    "nearest_neighbor_distances",
+    "nearest_neighbor_stats",
+    "polarization",
+    "speed_stats",
+    "unit_headings",
+]

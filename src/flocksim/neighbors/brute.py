@@ -1,0 +1,75 @@
+"""Brute-force neighbour search: O(N^2), the reference every fast path is tested against."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from flocksim.neighbors.csr import NeighborList, starts_from_counts
+from flocksim.neighbors.pairs import knn_insert, pair_distance2
+from flocksim.space import Space
+
+
+@numba.njit(parallel=True, cache=True)
+def _metric_pass(position, alive, dim, space, radius2, start, index, write):
+    n = position.shape[0]
+    for i in numba.prange(n):
+        if not alive[i]:
+            if not write:
+                start[i] = 0
+            continue
+        count = 0
+        out = start[i] if write else 0
+        for j in range(n):
+            if j == i or not alive[j]:
+                continue
+            if pair_distance2(position, i, j, dim, space) <= radius2:
+                if write:
+                    index[out + count] = j
+                count += 1
+        if not write:
+            start[i] = count
+
+
+def metric_neighbors_brute(position: np.ndarray, alive: np.ndarray, space: Space, radius: float) -> NeighborList:
+    """All alive agents within ``radius`` (inclusive) of each alive agent."""
+    n, dim = position.shape
+    counts = np.zeros(n, dtype=np.int64)
+    dummy = np.zeros(0, dtype=np.int64)
+    _metric_pass(position, alive, dim, space, radius * radius, counts, dummy, False)
+    start = starts_from_counts(counts)
+    index = np.empty(start[-1], dtype=np.int64)
+    _metric_pass(position, alive, dim, space, radius * radius, start, index, True)
+    return NeighborList(start, index)
+
+
+@numba.njit(parallel=True, cache=True)
+def _knn_brute(position, alive, dim, space, k, row_index, row_d2, fill):
+    n = position.shape[0]
+    for i in numba.prange(n):
+        m = 0
+        if alive[i]:
+            for j in range(n):
+                if j != i and alive[j]:
+                    m = knn_insert(row_index, row_d2, i, m, k, j, pair_distance2(position, i, j, dim, space))
+        fill[i] = m
+
+
+def compact_rows(row_index: np.ndarray, fill: np.ndarray) -> NeighborList:
+    """CSR list from a (N, k) buffer whose row i holds fill[i] entries."""
+    start = starts_from_counts(fill)
+    k = row_index.shape[1]
+    mask = np.arange(k)[None, :] < fill[:, None]
+    return NeighborList(start, row_index[mask].astype(np.int64, copy=False))
+
+
+def knn_buffers(n: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.zeros((n, k), dtype=np.int64), np.zeros((n, k), dtype=np.float64), np.zeros(n, dtype=np.int64)
+
+
+def knn_neighbors_brute(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> NeighborList:
+    """The k nearest alive agents of each alive agent, nearest first, ties by lower id."""
+    n, dim = position.shape
+    row_index, row_d2, fill = knn_buffers(n, k)
+    _knn_brute(position, alive, dim, space, k, row_index, row_d2, fill)
+    return compact_rows(row_index, fill)

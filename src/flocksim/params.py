@@ -1,0 +1,340 @@
+"""The one parameter schema (pydantic v2) for every flocksim model.
+
+Units: lengths in world units (metres for crowds, pixels for the 2D starling
+screen; any consistent unit works), time in seconds, speeds in units/s,
+steering forces as accelerations in units/s^2 (rules return accelerations;
+mass only matters for position constraints). Angles in degrees in files,
+radians inside kernels.
+
+A parameter set is one of the models below, selected by its ``model`` field
+(a discriminated union): each model validates only its own parameters and
+rejects unknown keys. TOML files and dotted ``--set`` overrides go through
+:mod:`flocksim.config`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+
+def quantity(default: Any, unit: str, doc: str, ge: float | None = None, le: float | None = None,
+             gt: float | None = None, **extra: Any) -> Any:
+    """A numeric field whose description states its unit and allowed range."""
+    low = f">= {ge:g}" if ge is not None else (f"> {gt:g}" if gt is not None else "")
+    high = f"<= {le:g}" if le is not None else ""
+    allowed = " and ".join(p for p in (low, high) if p) or "any finite value"
+    unit_text = f" [{unit}]" if unit else ""
+    return Field(
+        default,
+        ge=ge,
+        le=le,
+        gt=gt,
+        description=f"{doc}{unit_text}; allowed: {allowed}.",
+        json_schema_extra={"unit": unit, **extra},
+    )
+
+
+def choice(default: Any, doc: str) -> Any:
+    """A field with a fixed set of allowed values (the type lists them)."""
+    return Field(default, description=doc)
+
+
+class Strict(BaseModel):
+    """Base for every parameter block: unknown keys and NaN/inf are rejected."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
+
+
+Vector = list[float]
+BoundsKind = Literal["box", "ellipsoid", "periodic", "open"]
+
+
+class Bounds(Strict):
+    """The region agents live in (SPEC 3.8).
+
+    ``box`` and ``periodic`` span [0, size_k) on each axis; ``ellipsoid`` is
+    centred on the origin with semi-axes ``size``; ``open`` has no walls.
+    Soft walls (box, ellipsoid) start turning agents inward ``margin`` units
+    before the wall; the push grows linearly with depth into the margin.
+    """
+
+    kind: BoundsKind = choice("box", "Region shape: box | ellipsoid | periodic | open.")
+    size: Vector = Field(
+        [100.0, 100.0],
+        description="Box/periodic side lengths, or ellipsoid semi-axes, one per axis [units]; "
+        "allowed: each > 0, as many as world.dim.",
+        json_schema_extra={"unit": "units"},
+    )
+    margin: float = quantity(10.0, "units", "Wall margin: distance from a soft wall at which the inward push starts", ge=0.0, le=1e9)
+    turn_strength: float = quantity(
+        20.0, "units/s^2", "Inward acceleration at the wall itself (scaled by rules.bounds.weight)", ge=0.0, le=1e9
+    )
+
+
+class World(Strict):
+    """Dimension, region and time step."""
+
+    dim: Literal[2, 3] = choice(2, "Spatial dimension: 2 | 3.")
+    bounds: Bounds = Field(default_factory=Bounds, description="Region agents live in.")
+    dt: float = quantity(1.0 / 60.0, "s", "Time step", gt=0.0, le=10.0)
+
+
+class InitialConditions(Strict):
+    """How agents start (SPEC 1.4).
+
+    Positions are uniform in the region (``fill`` of it, centred). Velocities:
+    ``random`` draws uniform headings; ``aligned`` draws headings around
+    ``direction`` with a Gaussian angular spread. Speeds are uniform in
+    [speed_min, speed_max] x agents.max_speed, so identical starts never look
+    mechanical.
+    """
+
+    kind: Literal["random", "aligned"] = choice("random", "Heading distribution: random | aligned.")
+    direction: Vector = Field(
+        [1.0, 0.0, 0.0],
+        description="Mean heading for 'aligned' (normalised; extra components ignored in 2D) [unitless]; "
+        "allowed: any non-zero vector of 2 or 3 components.",
+        min_length=2,
+        max_length=3,
+    )
+    spread_deg: float = quantity(20.0, "deg", "Angular spread (standard deviation) around direction for 'aligned'", ge=0.0, le=180.0)
+    speed_min: float = quantity(0.5, "fraction of max_speed", "Smallest initial speed", ge=0.0, le=1.0)
+    speed_max: float = quantity(1.0, "fraction of max_speed", "Largest initial speed", ge=0.0, le=1.0)
+    fill: float = quantity(1.0, "fraction", "Fraction of each axis of the region that the start occupies (centred)", gt=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _speed_order(self) -> InitialConditions:
+        if self.speed_min > self.speed_max:
+            raise ValueError(f"speed_min ({self.speed_min:g}) must be <= speed_max ({self.speed_max:g})")
+        if not any(abs(c) > 0 for c in self.direction):
+            raise ValueError("direction must be a non-zero vector")
+        return self
+
+
+PerAgent = Union[float, list[float]]
+
+
+class Agents(Strict):
+    """Agent count, speed and force limits, bodies (SPEC 1.1, 1.3)."""
+
+    n: int = quantity(300, "agents", "Number of agents at the start", ge=0, le=50_000_000)
+    max_speed: float = quantity(5.0, "units/s", "Speed limit", gt=0.0, le=1e9)
+    min_speed: float = quantity(0.0, "units/s", "Minimum speed (0 = none); a moving agent slower than this is sped up", ge=0.0, le=1e9)
+    max_force: float = quantity(8.0, "units/s^2", "Steering limit s_max (per rule for 'reynolds', on the sum for 'clamped-sum')", ge=0.0, le=1e12)
+    mass: PerAgent = Field(
+        1.0, description="Mass, one value or one per agent [mass units]; allowed: > 0 and finite.",
+        json_schema_extra={"unit": "mass units"},
+    )
+    radius: PerAgent = Field(
+        0.5, description="Body radius, one value or one per agent [units]; allowed: >= 0 and finite.",
+        json_schema_extra={"unit": "units"},
+    )
+    init: InitialConditions = Field(default_factory=InitialConditions, description="Initial conditions.")
+
+    @model_validator(mode="after")
+    def _check(self) -> Agents:
+        if self.min_speed > self.max_speed:
+            raise ValueError(f"min_speed ({self.min_speed:g}) must be <= max_speed ({self.max_speed:g})")
+        for name, lowest_ok, strict in (("mass", 0.0, True), ("radius", 0.0, False)):
+            value = getattr(self, name)
+            values = value if isinstance(value, list) else [value]
+            if isinstance(value, list) and len(value) != self.n:
+                raise ValueError(f"{name}: a per-agent list needs n = {self.n} values, got {len(value)}")
+            for v in values:
+                bad = v <= lowest_ok if strict else v < lowest_ok
+                if bad or not math.isfinite(v):
+                    raise ValueError(f"{name}: values must be {'>' if strict else '>='} 0 and finite, got {v!r}")
+        return self
+
+
+class Neighbors(Strict):
+    """Which agents an agent reacts to (SPEC 2).
+
+    ``metric``: everyone within each rule's radius. ``topological``: the k
+    nearest (ties broken by id), whatever their distance; separation still
+    only acts on those of them inside its radius, alignment and cohesion use
+    all k. Topological neighbourhoods are asymmetric. ``method`` chooses the
+    search algorithm only, never the result.
+    """
+
+    mode: Literal["metric", "topological"] = choice("metric", "Neighbourhood: metric | topological.")
+    k: int = quantity(7, "agents", "Number of nearest neighbours in topological mode", ge=1, le=1024)
+    method: Literal["auto", "grid", "brute"] = choice(
+        "auto", "Search algorithm: auto | grid | brute (brute force is the O(N^2) reference)."
+    )
+
+
+class Separation(Strict):
+    """Move away from close neighbours, harder when closer (SPEC 3.1).
+
+    ``raw`` (seed 000): d = sum (p_i - p_j) / max(|p_i - p_j|^2, eps).
+    ``minion`` (seed 001): d = sum over 0 < min_distance < |p_i - p_j| of
+    (p_i - p_j)/|p_i - p_j| / |p_i - p_j|. Both only over neighbours
+    closer than ``radius``.
+    """
+
+    weight: float = quantity(1.5, "", "Weight w_sep", ge=0.0, le=1e6)
+    radius: float = quantity(1.0, "units", "Separation radius", ge=0.0, le=1e9)
+    form: Literal["raw", "minion"] = choice("raw", "Formula: raw | minion.")
+    eps: float = quantity(1e-4, "units^2", "Softening of the squared distance in the raw form", gt=0.0, le=1e6)
+    min_distance: float = quantity(1e-3, "units", "Neighbours closer than this are skipped in the minion form", ge=0.0, le=1e6)
+
+
+class Alignment(Strict):
+    """Steer toward the neighbours' mean velocity (SPEC 3.2)."""
+
+    weight: float = quantity(1.0, "", "Weight w_ali", ge=0.0, le=1e6)
+    radius: float = quantity(3.0, "units", "Alignment radius (metric mode)", ge=0.0, le=1e9)
+    mode: Literal["basic"] = choice("basic", "Alignment model: basic (mean neighbour velocity).")
+
+
+class Cohesion(Strict):
+    """Steer toward the neighbours' mean position (SPEC 3.3)."""
+
+    weight: float = quantity(1.0, "", "Weight w_coh", ge=0.0, le=1e6)
+    radius: float = quantity(3.0, "units", "Cohesion radius (metric mode)", ge=0.0, le=1e9)
+
+
+class Seek(Strict):
+    """Desired velocity toward a target point, with arrival (SPEC 3.6).
+
+    Desired speed is max_speed outside ``arrival_radius``, falls linearly to
+    zero at ``stop_radius`` inside it, and is zero (brake) inside
+    ``stop_radius``. Weight 0 switches seeking off.
+    """
+
+    weight: float = quantity(0.0, "", "Weight w_target (0 = off)", ge=0.0, le=1e6)
+    target: Vector = Field(
+        [0.0, 0.0, 0.0],
+        description="Target point (extra components ignored in 2D) [units]; allowed: 2 or 3 finite numbers.",
+        min_length=2,
+        max_length=3,
+        json_schema_extra={"unit": "units"},
+    )
+    arrival_radius: float = quantity(0.0, "units", "Slow down inside this distance (0 = no arrival)", ge=0.0, le=1e9)
+    stop_radius: float = quantity(0.0, "units", "Stop inside this distance", ge=0.0, le=1e9)
+
+    @model_validator(mode="after")
+    def _order(self) -> Seek:
+        if self.stop_radius > self.arrival_radius and self.arrival_radius > 0:
+            raise ValueError(
+                f"stop_radius ({self.stop_radius:g}) must be <= arrival_radius ({self.arrival_radius:g})"
+            )
+        return self
+
+
+class BoundsRule(Strict):
+    """Soft walls turning agents inward (SPEC 3.8); see world.bounds."""
+
+    weight: float = quantity(1.0, "", "Weight of the wall push", ge=0.0, le=1e6)
+
+
+class Rules(Strict):
+    """Steering rules and how their forces combine (SPEC 3.4).
+
+    ``reynolds``: every rule's desired direction d becomes
+    limit(max_speed * d/|d| - v, max_force) (zero when d = 0); weighted
+    forces are summed and the sum is not clamped again (seed 002).
+    ``clamped-sum``: raw forces (separation vector, mean(v_j) - v,
+    mean(p_j) - p, desired velocity - v) are weighted, summed and the sum is
+    clamped to max_force (seed 000). The wall push is an acceleration added
+    as is in both.
+    """
+
+    steering: Literal["reynolds", "clamped-sum"] = choice("reynolds", "Steering convention: reynolds | clamped-sum.")
+    separation: Separation = Field(default_factory=Separation, description="Separation rule.")
+    alignment: Alignment = Field(default_factory=Alignment, description="Alignment rule.")
+    cohesion: Cohesion = Field(default_factory=Cohesion, description="Cohesion rule.")
+    seek: Seek = Field(default_factory=Seek, description="Target seek rule.")
+    bounds: BoundsRule = Field(default_factory=BoundsRule, description="Soft-wall rule.")
+
+
+class ModelBase(Strict):
+    """Fields every model shares."""
+
+    seed: int = quantity(0, "", "Random seed of the run", ge=0, le=2**63 - 1)
+    description: str = Field("", description="One line saying what this parameter set is for.")
+    world: World = Field(default_factory=World, description="World: dimension, region, time step.")
+
+    @model_validator(mode="after")
+    def _vector_lengths(self) -> ModelBase:
+        dim = self.world.dim
+        if len(self.world.bounds.size) != dim:
+            raise ValueError(f"world.bounds.size needs {dim} values (world.dim = {dim}), got {len(self.world.bounds.size)}")
+        if any(s <= 0 for s in self.world.bounds.size):
+            raise ValueError("world.bounds.size: every value must be > 0")
+        return self
+
+
+class ReynoldsParams(ModelBase):
+    """Reynolds boids and its descendants: separation, alignment, cohesion,
+    seek and soft walls, summed per agent (SPEC 3; Reynolds 1987)."""
+
+    model: Literal["reynolds"] = "reynolds"
+    agents: Agents = Field(default_factory=Agents, description="Agents.")
+    neighbors: Neighbors = Field(default_factory=Neighbors, description="Neighbourhood.")
+    rules: Rules = Field(default_factory=Rules, description="Steering rules.")
+
+
+class AbmAgents(Strict):
+    """Agents of the abm-flocking model: a count and how they start."""
+
+    n: int = quantity(400, "agents", "Number of birds", ge=0, le=50_000_000)
+    init: InitialConditions = Field(default_factory=InitialConditions, description="Initial conditions.")
+
+
+class AbmFlocking(Strict):
+    """Coefficients of the cross-framework Flocking benchmark model."""
+
+    vision: float = quantity(15.0, "units", "Visual distance: neighbours within it are seen", gt=0.0, le=1e9)
+    separation: float = quantity(1.0, "units", "Minimum separation: neighbours closer than this repel", ge=0.0, le=1e9)
+    speed: float = quantity(1.0, "units/step", "Distance moved per step", ge=0.0, le=1e9)
+    cohere_factor: float = quantity(0.03, "", "Cohesion factor", ge=0.0, le=1e3)
+    separate_factor: float = quantity(0.015, "", "Separation factor", ge=0.0, le=1e3)
+    match_factor: float = quantity(0.05, "", "Alignment (match) factor", ge=0.0, le=1e3)
+
+
+class AbmFlockingParams(ModelBase):
+    """The Flocking model of the Agents.jl / Mesa / NetLogo / MASON comparisons.
+
+    Every bird, reading step t: cohere = sum(p_j - p_i), separate = -sum(p_j - p_i)
+    over neighbours closer than ``separation``, match = sum(h_j) (unit headings);
+    each divided by max(count, 1) and multiplied by its factor;
+    h <- normalize(h + cohere + separate + match); p <- wrap(p + speed * h).
+    Updates are synchronous (all birds read step t), unlike the original's random
+    sequential activation. One step advances time by world.dt; velocity is
+    reported as speed * h / dt.
+    """
+
+    model: Literal["abm-flocking"] = "abm-flocking"
+    agents: AbmAgents = Field(default_factory=AbmAgents, description="Birds.")
+    neighbors: Neighbors = Field(default_factory=Neighbors, description="Neighbourhood (metric radius = vision).")
+    flocking: AbmFlocking = Field(default_factory=AbmFlocking, description="Model coefficients.")
+
+
+Params = Annotated[Union[ReynoldsParams, AbmFlockingParams], Field(discriminator="model")]
+"""Any model's parameters; validate a mapping with :func:`parse_params`."""
+
+MODEL_NAMES = ("reynolds", "abm-flocking")
+_ADAPTER: TypeAdapter[Params] = TypeAdapter(Params)
+
+
+def parse_params(data: dict[str, Any]) -> ReynoldsParams | AbmFlockingParams:
+    """Validate a mapping (from TOML, JSON or a dict) into a model's parameters.
+
+    A missing ``model`` key means ``reynolds``. Raises ``pydantic.ValidationError``.
+    """
+    data = dict(data)
+    data.setdefault("model", "reynolds")
+    return _ADAPTER.validate_python(data)
+
+
+def params_json_schema() -> dict[str, Any]:
+    """JSON Schema of every model's parameters (the viewer builds its controls from it)."""
+    schema = _ADAPTER.json_schema()
+    schema["title"] = "flocksim parameters"
+    schema["$comment"] = "Each field's description gives its unit and allowed range; 'unit' repeats the unit."
+    return schema

@@ -1,0 +1,92 @@
+"""Space: where agents live (SPEC 3.8).
+
+Like jax-md's (displacement, shift) pair, code past this module never looks at
+the box: it calls :func:`displacement` for the vector from one point to another
+(minimum image in periodic space) and :func:`wrap` after moving. ``box`` and
+``periodic`` span [0, L_k) per axis; ``ellipsoid`` is centred on the origin
+with semi-axes (a, b, c); ``open`` is unbounded.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from flocksim.kernels.compile import device
+
+OPEN = 0
+BOX = 1
+ELLIPSOID = 2
+PERIODIC = 3
+KIND_CODES = {"open": OPEN, "box": BOX, "ellipsoid": ELLIPSOID, "periodic": PERIODIC}
+
+
+class Space(NamedTuple):
+    """Region as kernels see it: kind code and three sizes (z = 1 in 2D)."""
+
+    kind: int
+    lx: float
+    ly: float
+    lz: float
+
+
+def make_space(kind: str, size: list[float] | tuple[float, ...]) -> Space:
+    sizes = [float(s) for s in size] + [1.0] * (3 - len(size))
+    return Space(KIND_CODES[kind], sizes[0], sizes[1], sizes[2])
+
+
+@device
+def min_image(d, length):
+    """Shortest periodic image of a coordinate difference ``d`` on an axis of ``length``."""
+    return d - length * math.floor(d / length + 0.5)
+
+
+@device
+def displacement(px, py, pz, qx, qy, qz, space):
+    """Vector from p to q (q - p), minimum image in periodic space."""
+    dx = qx - px
+    dy = qy - py
+    dz = qz - pz
+    if space.kind == PERIODIC:
+        dx = min_image(dx, space.lx)
+        dy = min_image(dy, space.ly)
+        dz = min_image(dz, space.lz)
+    return dx, dy, dz
+
+
+@device
+def wrap_coordinate(x, length):
+    """Map x into [0, length)."""
+    y = x - length * math.floor(x / length)
+    if y >= length:  # x a hair below 0 rounds up to length
+        y = 0.0
+    return y
+
+
+@device
+def wrap(x, y, z, space):
+    """Position after a move: wrapped into the box in periodic space, unchanged otherwise."""
+    if space.kind == PERIODIC:
+        return wrap_coordinate(x, space.lx), wrap_coordinate(y, space.ly), wrap_coordinate(z, space.lz)
+    return x, y, z
+
+
+def wrap_array(position: np.ndarray, space: Space) -> np.ndarray:
+    """Vectorised :func:`wrap` for an (N, dim) array (returns a new array)."""
+    if space.kind != PERIODIC:
+        return position.copy()
+    sizes = np.array([space.lx, space.ly, space.lz])[: position.shape[1]]
+    out = position - sizes * np.floor(position / sizes)
+    out[out >= sizes] = 0.0
+    return out
+
+
+def displacement_array(p: np.ndarray, q: np.ndarray, space: Space) -> np.ndarray:
+    """Vectorised :func:`displacement` (q - p) for broadcastable arrays of shape (..., dim)."""
+    d = np.asarray(q, dtype=float) - np.asarray(p, dtype=float)
+    if space.kind == PERIODIC:
+        sizes = np.array([space.lx, space.ly, space.lz])[: d.shape[-1]]
+        d = d - sizes * np.floor(d / sizes + 0.5)
+    return d

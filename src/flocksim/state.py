@@ -1,0 +1,76 @@
+"""FlockState: the structure-of-arrays state of a flock (SPEC 1.1).
+
+Row ``r`` of every array is one agent; ``ids[r]`` is its stable id, which
+never changes and is never reused. Dead agents keep their row with
+``alive[r] = False`` and take no part in neighbourhoods or integration.
+Positions are in world units, velocities in units/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+
+@dataclass
+class FlockState:
+    position: np.ndarray  # (N, dim) float64
+    velocity: np.ndarray  # (N, dim) float64
+    alive: np.ndarray  # (N,) bool
+    mass: np.ndarray  # (N,) float64
+    radius: np.ndarray  # (N,) float64, body radius
+    kind: np.ndarray  # (N,) int32, group / kind label
+    ids: np.ndarray  # (N,) int64, stable agent ids
+    next_id: int = field(default=0)
+
+    @property
+    def n(self) -> int:
+        """Rows (alive or not)."""
+        return int(self.position.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.position.shape[1])
+
+    @property
+    def n_alive(self) -> int:
+        return int(self.alive.sum())
+
+    def copy(self) -> FlockState:
+        return FlockState(**{f.name: (getattr(self, f.name).copy() if isinstance(getattr(self, f.name), np.ndarray)
+                                      else getattr(self, f.name)) for f in fields(self)})
+
+    def check(self) -> None:
+        """Raise ValueError if shapes disagree or a non-finite number entered the state."""
+        n, dim = self.position.shape
+        if dim not in (2, 3):
+            raise ValueError(f"position must be (N, 2) or (N, 3), got {self.position.shape}")
+        for name in ("velocity",):
+            if getattr(self, name).shape != (n, dim):
+                raise ValueError(f"{name} must have shape {(n, dim)}")
+        for name in ("alive", "mass", "radius", "kind", "ids"):
+            if getattr(self, name).shape != (n,):
+                raise ValueError(f"{name} must have shape {(n,)}")
+        for name in ("position", "velocity"):
+            if not np.isfinite(getattr(self, name)).all():
+                raise ValueError(f"{name} holds NaN or inf")
+
+
+def new_state(position: np.ndarray, velocity: np.ndarray, mass: np.ndarray | float = 1.0,
+              radius: np.ndarray | float = 0.5, kind: np.ndarray | int = 0) -> FlockState:
+    """A state of all-alive agents with ids 0..N-1."""
+    position = np.ascontiguousarray(position, dtype=np.float64)
+    n = position.shape[0]
+    state = FlockState(
+        position=position,
+        velocity=np.ascontiguousarray(velocity, dtype=np.float64).reshape(position.shape).copy(),
+        alive=np.ones(n, dtype=bool),
+        mass=np.broadcast_to(np.asarray(mass, dtype=np.float64), (n,)).copy(),
+        radius=np.broadcast_to(np.asarray(radius, dtype=np.float64), (n,)).copy(),
+        kind=np.broadcast_to(np.asarray(kind, dtype=np.int32), (n,)).copy(),
+        ids=np.arange(n, dtype=np.int64),
+        next_id=n,
+    )
+    state.check()
+    return state
