@@ -76,7 +76,9 @@ def check_output_path(option: str, path: Path | None) -> None:
     if path.is_dir():
         raise UsageError(f"{option}: {path} is a directory; allowed: a file path in an existing directory")
     if not path.parent.is_dir():
-        raise UsageError(f"{option}: directory {path.parent} does not exist; allowed: a file path in an existing directory")
+        raise UsageError(
+            f"{option}: directory {path.parent} does not exist; allowed: a file path in an existing directory"
+        )
     if not os.access(path.parent, os.W_OK):
         raise UsageError(f"{option}: directory {path.parent} is not writable")
 
@@ -90,7 +92,9 @@ def run(
     metrics: Annotated[Path | None, typer.Option(help="Write metrics as CSV to this file.")] = None,
     every: Annotated[int, typer.Option(min=1, help="Record metrics every M steps.")] = 10,
     engine: Annotated[str, typer.Option(help="Engine: cpu.")] = "cpu",
-    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads (default: NUMBA_NUM_THREADS or all cores).")] = None,
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="CPU threads (default: NUMBA_NUM_THREADS or all cores).")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a simulation headless and print a one-line summary.
@@ -115,8 +119,14 @@ def run(
             writer.writeheader()
             writer.writerow(_row(sim, columns))
         progress = Progress(
-            TextColumn(f"[bold]{name}"), BarColumn(), MofNCompleteColumn(), TextColumn("steps"),
-            TimeRemainingColumn(), console=err, disable=quiet, transient=True,
+            TextColumn(f"[bold]{name}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("steps"),
+            TimeRemainingColumn(),
+            console=err,
+            disable=quiet,
+            transient=True,
         )
         with progress:
             task = progress.add_task("run", total=steps)
@@ -135,7 +145,9 @@ def run(
         f"{name}: {steps} steps ({sim.time:.2f} s simulated, {sim.state.n_alive} agents) in {elapsed:.2f} s, "
         f"{rate:.0f} steps/s; polarization {final['polarization']:.3f}, "
         f"mean neighbours {final['mean_neighbors']:.2f}",
-        markup=False, highlight=False, soft_wrap=True,
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
     )
 
 

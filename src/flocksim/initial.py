@@ -61,9 +61,15 @@ def initial_headings(init: InitialConditions, dim: int, n: int, rng: np.random.G
     return np.cos(tilt)[:, None] * d + np.sin(tilt)[:, None] * perp
 
 
-def initial_state(world: World, n: int, init: InitialConditions, max_speed: float,
-                  rng: np.random.Generator, mass: float | list[float] = 1.0,
-                  radius: float | list[float] = 0.5) -> FlockState:
+def initial_state(
+    world: World,
+    n: int,
+    init: InitialConditions,
+    max_speed: float,
+    rng: np.random.Generator,
+    mass: float | list[float] = 1.0,
+    radius: float | list[float] = 0.5,
+) -> FlockState:
     position = initial_positions(world, n, init.fill, rng)
     heading = initial_headings(init, world.dim, n, rng)
     speed = max_speed * rng.uniform(init.speed_min, init.speed_max, n)

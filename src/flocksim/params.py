@@ -15,13 +15,20 @@ rejects unknown keys. TOML files and dotted ``--set`` overrides go through
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 
-def quantity(default: Any, unit: str, doc: str, ge: float | None = None, le: float | None = None,
-             gt: float | None = None, **extra: Any) -> Any:
+def quantity(
+    default: Any,
+    unit: str,
+    doc: str,
+    ge: float | None = None,
+    le: float | None = None,
+    gt: float | None = None,
+    **extra: Any,
+) -> Any:
     """A numeric field whose description states its unit and allowed range."""
     low = f">= {ge:g}" if ge is not None else (f"> {gt:g}" if gt is not None else "")
     high = f"<= {le:g}" if le is not None else ""
@@ -68,7 +75,9 @@ class Bounds(Strict):
         "allowed: each > 0, as many as world.dim.",
         json_schema_extra={"unit": "units"},
     )
-    margin: float = quantity(10.0, "units", "Wall margin: distance from a soft wall at which the inward push starts", ge=0.0, le=1e9)
+    margin: float = quantity(
+        10.0, "units", "Wall margin: distance from a soft wall at which the inward push starts", ge=0.0, le=1e9
+    )
     turn_strength: float = quantity(
         20.0, "units/s^2", "Inward acceleration at the wall itself (scaled by rules.bounds.weight)", ge=0.0, le=1e9
     )
@@ -100,10 +109,14 @@ class InitialConditions(Strict):
         min_length=2,
         max_length=3,
     )
-    spread_deg: float = quantity(20.0, "deg", "Angular spread (standard deviation) around direction for 'aligned'", ge=0.0, le=180.0)
+    spread_deg: float = quantity(
+        20.0, "deg", "Angular spread (standard deviation) around direction for 'aligned'", ge=0.0, le=180.0
+    )
     speed_min: float = quantity(0.5, "fraction of max_speed", "Smallest initial speed", ge=0.0, le=1.0)
     speed_max: float = quantity(1.0, "fraction of max_speed", "Largest initial speed", ge=0.0, le=1.0)
-    fill: float = quantity(1.0, "fraction", "Fraction of each axis of the region that the start occupies (centred)", gt=0.0, le=1.0)
+    fill: float = quantity(
+        1.0, "fraction", "Fraction of each axis of the region that the start occupies (centred)", gt=0.0, le=1.0
+    )
 
     @model_validator(mode="after")
     def _speed_order(self) -> InitialConditions:
@@ -114,7 +127,7 @@ class InitialConditions(Strict):
         return self
 
 
-PerAgent = Union[float, list[float]]
+PerAgent = float | list[float]
 
 
 class Agents(Strict):
@@ -122,14 +135,24 @@ class Agents(Strict):
 
     n: int = quantity(300, "agents", "Number of agents at the start", ge=0, le=50_000_000)
     max_speed: float = quantity(5.0, "units/s", "Speed limit", gt=0.0, le=1e9)
-    min_speed: float = quantity(0.0, "units/s", "Minimum speed (0 = none); a moving agent slower than this is sped up", ge=0.0, le=1e9)
-    max_force: float = quantity(8.0, "units/s^2", "Steering limit s_max (per rule for 'reynolds', on the sum for 'clamped-sum')", ge=0.0, le=1e12)
+    min_speed: float = quantity(
+        0.0, "units/s", "Minimum speed (0 = none); a moving agent slower than this is sped up", ge=0.0, le=1e9
+    )
+    max_force: float = quantity(
+        8.0,
+        "units/s^2",
+        "Steering limit s_max (per rule for 'reynolds', on the sum for 'clamped-sum')",
+        ge=0.0,
+        le=1e12,
+    )
     mass: PerAgent = Field(
-        1.0, description="Mass, one value or one per agent [mass units]; allowed: > 0 and finite.",
+        1.0,
+        description="Mass, one value or one per agent [mass units]; allowed: > 0 and finite.",
         json_schema_extra={"unit": "mass units"},
     )
     radius: PerAgent = Field(
-        0.5, description="Body radius, one value or one per agent [units]; allowed: >= 0 and finite.",
+        0.5,
+        description="Body radius, one value or one per agent [units]; allowed: >= 0 and finite.",
         json_schema_extra={"unit": "units"},
     )
     init: InitialConditions = Field(default_factory=InitialConditions, description="Initial conditions.")
@@ -180,7 +203,9 @@ class Separation(Strict):
     radius: float = quantity(1.0, "units", "Separation radius", ge=0.0, le=1e9)
     form: Literal["raw", "minion"] = choice("raw", "Formula: raw | minion.")
     eps: float = quantity(1e-4, "units^2", "Softening of the squared distance in the raw form", gt=0.0, le=1e6)
-    min_distance: float = quantity(1e-3, "units", "Neighbours closer than this are skipped in the minion form", ge=0.0, le=1e6)
+    min_distance: float = quantity(
+        1e-3, "units", "Neighbours closer than this are skipped in the minion form", ge=0.0, le=1e6
+    )
 
 
 class Alignment(Strict):
@@ -220,9 +245,7 @@ class Seek(Strict):
     @model_validator(mode="after")
     def _order(self) -> Seek:
         if self.stop_radius > self.arrival_radius and self.arrival_radius > 0:
-            raise ValueError(
-                f"stop_radius ({self.stop_radius:g}) must be <= arrival_radius ({self.arrival_radius:g})"
-            )
+            raise ValueError(f"stop_radius ({self.stop_radius:g}) must be <= arrival_radius ({self.arrival_radius:g})")
         return self
 
 
@@ -263,7 +286,9 @@ class ModelBase(Strict):
     def _vector_lengths(self) -> ModelBase:
         dim = self.world.dim
         if len(self.world.bounds.size) != dim:
-            raise ValueError(f"world.bounds.size needs {dim} values (world.dim = {dim}), got {len(self.world.bounds.size)}")
+            raise ValueError(
+                f"world.bounds.size needs {dim} values (world.dim = {dim}), got {len(self.world.bounds.size)}"
+            )
         if any(s <= 0 for s in self.world.bounds.size):
             raise ValueError("world.bounds.size: every value must be > 0")
         return self
@@ -315,7 +340,7 @@ class AbmFlockingParams(ModelBase):
     flocking: AbmFlocking = Field(default_factory=AbmFlocking, description="Model coefficients.")
 
 
-Params = Annotated[Union[ReynoldsParams, AbmFlockingParams], Field(discriminator="model")]
+Params = Annotated[ReynoldsParams | AbmFlockingParams, Field(discriminator="model")]
 """Any model's parameters; validate a mapping with :func:`parse_params`."""
 
 MODEL_NAMES = ("reynolds", "abm-flocking")

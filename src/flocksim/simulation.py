@@ -25,8 +25,13 @@ class Simulation:
     count. ``state`` arrays are in stable-id order.
     """
 
-    def __init__(self, params: AnyParams | Mapping[str, Any], seed: int | None = None, engine: str = "cpu",
-                 threads: int | None = None):
+    def __init__(
+        self,
+        params: AnyParams | Mapping[str, Any],
+        seed: int | None = None,
+        engine: str = "cpu",
+        threads: int | None = None,
+    ):
         if not hasattr(params, "model_dump"):
             params = validate(dict(params))
         if seed is not None:

@@ -38,8 +38,16 @@ class FlockState:
         return int(self.alive.sum())
 
     def copy(self) -> FlockState:
-        return FlockState(**{f.name: (getattr(self, f.name).copy() if isinstance(getattr(self, f.name), np.ndarray)
-                                      else getattr(self, f.name)) for f in fields(self)})
+        return FlockState(
+            **{
+                f.name: (
+                    getattr(self, f.name).copy()
+                    if isinstance(getattr(self, f.name), np.ndarray)
+                    else getattr(self, f.name)
+                )
+                for f in fields(self)
+            }
+        )
 
     def check(self) -> None:
         """Raise ValueError if shapes disagree or a non-finite number entered the state."""
@@ -57,8 +65,13 @@ class FlockState:
                 raise ValueError(f"{name} holds NaN or inf")
 
 
-def new_state(position: np.ndarray, velocity: np.ndarray, mass: np.ndarray | float = 1.0,
-              radius: np.ndarray | float = 0.5, kind: np.ndarray | int = 0) -> FlockState:
+def new_state(
+    position: np.ndarray,
+    velocity: np.ndarray,
+    mass: np.ndarray | float = 1.0,
+    radius: np.ndarray | float = 0.5,
+    kind: np.ndarray | int = 0,
+) -> FlockState:
     """A state of all-alive agents with ids 0..N-1."""
     position = np.ascontiguousarray(position, dtype=np.float64)
     n = position.shape[0]

@@ -33,7 +33,9 @@ def reynolds_accelerations(position, velocity, alive, start, index, dim, space, 
 def integrate_all(position, velocity, alive, acc, dim, space, dt, min_speed, max_speed):
     for i in numba.prange(position.shape[0]):
         if alive[i]:
-            integrate_agent(i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], dim, space, dt, min_speed, max_speed)
+            integrate_agent(
+                i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], dim, space, dt, min_speed, max_speed
+            )
 
 
 @numba.njit(parallel=True, cache=True)
@@ -84,14 +86,17 @@ class CpuEngine:
         m = self.model
         if isinstance(m, ReynoldsModel):
             c = m.coefficients
-            reynolds_accelerations(state.position, state.velocity, state.alive, nbrs.start, nbrs.index,
-                                   state.dim, m.space, c, buf)
-            integrate_all(state.position, state.velocity, state.alive, buf, state.dim, m.space, dt,
-                          c.min_speed, c.max_speed)
+            reynolds_accelerations(
+                state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, m.space, c, buf
+            )
+            integrate_all(
+                state.position, state.velocity, state.alive, buf, state.dim, m.space, dt, c.min_speed, c.max_speed
+            )
         elif isinstance(m, AbmFlockingModel):
             c = m.coefficients
-            abm_headings(state.position, state.velocity, state.alive, nbrs.start, nbrs.index,
-                         state.dim, m.space, c, buf)
+            abm_headings(
+                state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, m.space, c, buf
+            )
             abm_moves(state.position, state.velocity, state.alive, buf, state.dim, m.space, c.speed, dt)
         else:  # pragma: no cover - the registry only holds the models above
             raise TypeError(f"the cpu engine cannot run model {m.name!r}")

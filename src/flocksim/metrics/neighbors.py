@@ -34,5 +34,10 @@ def nearest_neighbor_stats(position: np.ndarray, space: Space | None = None) -> 
     if len(d) == 0:
         nan = float("nan")
         return {"mean": nan, "std": nan, "min": nan, "median": nan, "max": nan}
-    return {"mean": float(d.mean()), "std": float(d.std()), "min": float(d.min()),
-            "median": float(np.median(d)), "max": float(d.max())}
+    return {
+        "mean": float(d.mean()),
+        "std": float(d.std()),
+        "min": float(d.min()),
+        "median": float(np.median(d)),
+        "max": float(d.max()),
+    }

@@ -11,8 +11,9 @@ from flocksim.space import Space
 METRIC_NAMES = ("polarization", "milling", "mean_neighbors", "nnd_mean", "speed_mean", "speed_std", "n_alive")
 
 
-def flock_summary(position: np.ndarray, velocity: np.ndarray, alive: np.ndarray,
-                  neighbor_counts: np.ndarray, space: Space) -> dict[str, float]:
+def flock_summary(
+    position: np.ndarray, velocity: np.ndarray, alive: np.ndarray, neighbor_counts: np.ndarray, space: Space
+) -> dict[str, float]:
     """Every metric of :data:`METRIC_NAMES` over the alive agents."""
     p = position[alive]
     v = velocity[alive]

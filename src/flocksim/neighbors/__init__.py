@@ -33,5 +33,11 @@ def find_neighbors(
     return (knn_neighbors_brute if brute else knn_neighbors_grid)(position, alive, space, k)
 
 
-__all__ = ["NeighborList", "find_neighbors", "knn_neighbors_brute", "knn_neighbors_grid",
-           "metric_neighbors_brute", "metric_neighbors_grid"]
+__all__ = [
+    "NeighborList",
+    "find_neighbors",
+    "knn_neighbors_brute",
+    "knn_neighbors_grid",
+    "metric_neighbors_brute",
+    "metric_neighbors_grid",
+]

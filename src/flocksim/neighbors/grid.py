@@ -40,10 +40,11 @@ class GridGeometry(NamedTuple):
     periodic: bool
 
 
-def grid_geometry(position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float,
-                  max_cells: int | None = None) -> GridGeometry:
+def grid_geometry(
+    position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float, max_cells: int | None = None
+) -> GridGeometry:
     """Geometry with cells at least ``min_cell`` wide (> 0) and at most ``max_cells`` cells."""
-    n, dim = position.shape
+    _n, dim = position.shape
     n_alive = int(alive.sum())
     if max_cells is None:
         max_cells = max(64, 2 * n_alive)
@@ -73,7 +74,7 @@ def grid_geometry(position: np.ndarray, alive: np.ndarray, space: Space, min_cel
 
 @device
 def axis_cell(x, origin, width, count):
-    c = int(math.floor((x - origin) / width))
+    c = math.floor((x - origin) / width)
     if c < 0:
         return 0
     if c >= count:

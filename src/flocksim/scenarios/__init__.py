@@ -9,8 +9,11 @@ from flocksim.config import AnyParams, ConfigError, loads_toml
 
 def _preset_files() -> dict[str, str]:
     folder = resources.files("flocksim.scenarios") / "presets"
-    return {p.name.removesuffix(".toml"): p.read_text(encoding="utf-8")
-            for p in folder.iterdir() if p.name.endswith(".toml")}
+    return {
+        p.name.removesuffix(".toml"): p.read_text(encoding="utf-8")
+        for p in folder.iterdir()
+        if p.name.endswith(".toml")
+    }
 
 
 def preset_names() -> list[str]:
