@@ -189,12 +189,18 @@ def show(
 @app.command()
 def schema(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="A markdown table per model instead of JSON.")] = False,
 ) -> None:
     """Export the JSON Schema of every parameter (units and ranges included).
 
     Example: flocksim schema -o params.schema.json
     """
-    text = json.dumps(params_json_schema(), indent=2) + "\n"
+    if markdown:
+        from flocksim.schema_docs import markdown_reference
+
+        text = markdown_reference()
+    else:
+        text = json.dumps(params_json_schema(), indent=2) + "\n"
     if output is None:
         sys.stdout.write(text)
         return

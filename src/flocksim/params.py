@@ -20,6 +20,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 
+def _number(x: float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
 def quantity(
     default: Any,
     unit: str,
@@ -30,16 +34,16 @@ def quantity(
     **extra: Any,
 ) -> Any:
     """A numeric field whose description states its unit and allowed range."""
-    low = f">= {ge:g}" if ge is not None else (f"> {gt:g}" if gt is not None else "")
-    high = f"<= {le:g}" if le is not None else ""
+    low = f">= {_number(ge)}" if ge is not None else (f"> {_number(gt)}" if gt is not None else "")
+    high = f"<= {_number(le)}" if le is not None else ""
     allowed = " and ".join(p for p in (low, high) if p) or "any finite value"
-    unit_text = f" [{unit}]" if unit else ""
+    unit = unit or "dimensionless"
     return Field(
         default,
         ge=ge,
         le=le,
         gt=gt,
-        description=f"{doc}{unit_text}; allowed: {allowed}.",
+        description=f"{doc} [{unit}]; allowed: {allowed}.",
         json_schema_extra={"unit": unit, **extra},
     )
 
@@ -298,7 +302,7 @@ class ReynoldsParams(ModelBase):
     """Reynolds boids and its descendants: separation, alignment, cohesion,
     seek and soft walls, summed per agent (SPEC 3; Reynolds 1987)."""
 
-    model: Literal["reynolds"] = "reynolds"
+    model: Literal["reynolds"] = Field("reynolds", description="Model: reynolds | abm-flocking.")
     agents: Agents = Field(default_factory=Agents, description="Agents.")
     neighbors: Neighbors = Field(default_factory=Neighbors, description="Neighbourhood.")
     rules: Rules = Field(default_factory=Rules, description="Steering rules.")
@@ -334,7 +338,7 @@ class AbmFlockingParams(ModelBase):
     reported as speed * h / dt.
     """
 
-    model: Literal["abm-flocking"] = "abm-flocking"
+    model: Literal["abm-flocking"] = Field("abm-flocking", description="Model: reynolds | abm-flocking.")
     agents: AbmAgents = Field(default_factory=AbmAgents, description="Birds.")
     neighbors: Neighbors = Field(default_factory=Neighbors, description="Neighbourhood (metric radius = vision).")
     flocking: AbmFlocking = Field(default_factory=AbmFlocking, description="Model coefficients.")
