@@ -22,7 +22,35 @@ from flocksim.metrics import METRIC_NAMES
 from flocksim.params import params_json_schema
 from flocksim.scenarios import load_preset, preset_descriptions
 
+# click's exception base, found through typer's public BadParameter (click is vendored in newer typers)
+_ClickError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+@contextmanager
+def _one_line_usage_errors():
+    """Errors found while parsing the command line (bad option value, unknown option or
+    command, missing argument) print as one line, like flocksim's own checks."""
+    try:
+        yield
+    except _ClickError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            raise
+        err.print(f"error: {exc.format_message()}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from None
+
+
+class _OneLineErrors(typer.core.TyperGroup):
+    def make_context(self, *args, **kwargs):
+        with _one_line_usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx):
+        with _one_line_usage_errors():
+            return super().invoke(ctx)
+
+
 app = typer.Typer(
+    cls=_OneLineErrors,
     name="flocksim",
     help="Simulate flocks, schools, crowds and swarms. Example: flocksim run starlings-2d --steps 600",
     no_args_is_help=True,
@@ -64,6 +92,9 @@ def atomic_output(path: Path | None):
     try:
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
             yield handle
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the mode open() would
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -112,6 +143,7 @@ def run(
         return
     name = Path(target).stem if target.endswith(".toml") else target
     columns = ["step", "time", *METRIC_NAMES]
+    compile_s = sim.warm_up() if steps else 0.0
     started = time.perf_counter()
     with atomic_output(metrics) as handle:
         writer = csv.DictWriter(handle, fieldnames=columns) if handle else None
@@ -142,8 +174,8 @@ def run(
     final = sim.metrics()
     rate = steps / elapsed if elapsed > 0 else float("inf")
     out.print(
-        f"{name}: {steps} steps ({sim.time:.2f} s simulated, {sim.state.n_alive} agents) in {elapsed:.2f} s, "
-        f"{rate:.0f} steps/s; polarization {final['polarization']:.3f}, "
+        f"{name}: {steps} steps ({sim.time:.2f} s simulated, {sim.state.n_alive} agents) in {elapsed:.2f} s "
+        f"(+{compile_s:.1f} s compile), {rate:.0f} steps/s; polarization {final['polarization']:.3f}, "
         f"mean neighbours {final['mean_neighbors']:.2f}",
         markup=False,
         highlight=False,

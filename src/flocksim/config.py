@@ -58,10 +58,27 @@ def validate(data: dict[str, Any]) -> AnyParams:
     model = data.get("model", "reynolds")
     if model not in MODEL_NAMES:
         raise ConfigError(f"model: unknown model {model!r}; allowed: {', '.join(MODEL_NAMES)}")
+    _reject_booleans(data, MODEL_CLASSES[model])
     try:
         return parse_params(data)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc, MODEL_CLASSES[model])) from None
+
+
+def _reject_booleans(data: Any, model: type[BaseModel], prefix: str = "") -> None:
+    """true/false where a number or a name is expected is a wrong type (pydantic would read it as 1 or 0)."""
+    if not isinstance(data, dict):
+        return
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        if field is None or field.annotation is bool:
+            continue
+        sub = _model_type(field.annotation)
+        if sub is not None:
+            _reject_booleans(value, sub, f"{prefix}{key}.")
+        elif isinstance(value, bool) or (isinstance(value, list) and any(isinstance(v, bool) for v in value)):
+            allowed = _allowed_text(field)
+            raise ConfigError(f"{prefix}{key}: true/false is the wrong type here; {allowed}; got {value!r}")
 
 
 def describe_validation_error(exc: ValidationError, root: type[BaseModel]) -> str:
@@ -152,6 +169,9 @@ def apply_overrides(params: AnyParams, overrides: list[str]) -> AnyParams:
         path, value = parse_override(text)
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{'.'.join(path)}: must be a finite number (not NaN or inf); got {value!r}")
+        if path == ["model"]:
+            data = _switch_model(data, value)
+            continue
         node = data
         for depth, part in enumerate(path[:-1]):
             child = node.get(part)
@@ -167,15 +187,24 @@ def apply_overrides(params: AnyParams, overrides: list[str]) -> AnyParams:
             allowed = ", ".join(k for k in node)
             raise ConfigError(f"{'.'.join(path)}: unknown key; allowed keys here: {allowed}")
         node[last] = value
-    if any(text.split("=", 1)[0].strip() == "model" for text in overrides):
-        data = _keep_shared(data)
     return validate(data)
 
 
-def _keep_shared(data: dict[str, Any]) -> dict[str, Any]:
-    """When --set switches the model, keep only the fields the new model knows."""
-    model = data.get("model")
+def _switch_model(data: dict[str, Any], model: Any) -> dict[str, Any]:
+    """--set model=NAME: keep every field the new model knows (recursively, e.g. world,
+    seed, agents.n), take the new model's defaults for the rest, so later overrides in
+    the same command can set the new model's own sections."""
     cls = MODEL_CLASSES.get(model) if isinstance(model, str) else None
     if cls is None:
+        validate({"model": model})  # raises: unknown model, naming the allowed ones
         return data
-    return {k: v for k, v in data.items() if k in cls.model_fields}
+    return to_dict(validate(_known_fields({**data, "model": model}, cls)))
+
+
+def _known_fields(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    kept = {}
+    for key, value in data.items():
+        if key in model.model_fields:
+            sub = _model_type(model.model_fields[key].annotation)
+            kept[key] = _known_fields(value, sub) if sub is not None and isinstance(value, dict) else value
+    return kept

@@ -108,10 +108,11 @@ class InitialConditions(Strict):
     kind: Literal["random", "aligned"] = choice("random", "Heading distribution: random | aligned.")
     direction: Vector = Field(
         [1.0, 0.0, 0.0],
-        description="Mean heading for 'aligned' (normalised; extra components ignored in 2D) [unitless]; "
+        description="Mean heading for 'aligned' (normalised; extra components ignored in 2D) [dimensionless]; "
         "allowed: any non-zero vector of 2 or 3 components.",
         min_length=2,
         max_length=3,
+        json_schema_extra={"unit": "dimensionless"},
     )
     spread_deg: float = quantity(
         20.0, "deg", "Angular spread (standard deviation) around direction for 'aligned'", ge=0.0, le=180.0
@@ -283,7 +284,7 @@ class ModelBase(Strict):
     """Fields every model shares."""
 
     seed: int = quantity(0, "", "Random seed of the run", ge=0, le=2**63 - 1)
-    description: str = Field("", description="One line saying what this parameter set is for.")
+    description: str = Field("", description="One line saying what this parameter set is for; allowed: any text.")
     world: World = Field(default_factory=World, description="World: dimension, region, time step.")
 
     @model_validator(mode="after")
@@ -320,7 +321,7 @@ class AbmFlocking(Strict):
 
     vision: float = quantity(15.0, "units", "Visual distance: neighbours within it are seen", gt=0.0, le=1e9)
     separation: float = quantity(1.0, "units", "Minimum separation: neighbours closer than this repel", ge=0.0, le=1e9)
-    speed: float = quantity(1.0, "units/step", "Distance moved per step", ge=0.0, le=1e9)
+    speed: float = quantity(1.0, "units/step", "Distance moved per step", gt=0.0, le=1e9)
     cohere_factor: float = quantity(0.03, "", "Cohesion factor", ge=0.0, le=1e3)
     separate_factor: float = quantity(0.015, "", "Separation factor", ge=0.0, le=1e3)
     match_factor: float = quantity(0.05, "", "Alignment (match) factor", ge=0.0, le=1e3)

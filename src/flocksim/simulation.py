@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,6 +64,13 @@ class Simulation:
             self.steps += 1
         if n:
             self._neighbors = None
+
+    def warm_up(self) -> float:
+        """Compile (or load from cache) the engine's kernels by stepping a copy of the
+        state; the simulation itself does not advance. Returns the seconds it took."""
+        started = time.perf_counter()
+        self.engine.step(self.state.copy(), self.dt)
+        return time.perf_counter() - started
 
     def neighbors(self) -> NeighborList:
         """Neighbour list of the current state (what the next step will use)."""

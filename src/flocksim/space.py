@@ -60,6 +60,8 @@ def displacement(px, py, pz, qx, qy, qz, space):
 def wrap_coordinate(x, length):
     """Map x into [0, length)."""
     y = x - length * math.floor(x / length)
+    if y < 0.0:  # x a hair below a multiple of length: x / length rounded up to an integer
+        y += length
     if y >= length:  # x a hair below 0 rounds up to length
         y = 0.0
     return y
@@ -79,6 +81,7 @@ def wrap_array(position: np.ndarray, space: Space) -> np.ndarray:
         return position.copy()
     sizes = np.array([space.lx, space.ly, space.lz])[: position.shape[1]]
     out = position - sizes * np.floor(position / sizes)
+    out += np.where(out < 0.0, sizes, 0.0)
     out[out >= sizes] = 0.0
     return out
 

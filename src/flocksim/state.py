@@ -73,7 +73,7 @@ def new_state(
     kind: np.ndarray | int = 0,
 ) -> FlockState:
     """A state of all-alive agents with ids 0..N-1."""
-    position = np.ascontiguousarray(position, dtype=np.float64)
+    position = np.array(position, dtype=np.float64, order="C", copy=True)
     n = position.shape[0]
     state = FlockState(
         position=position,

@@ -112,4 +112,4 @@ class AbmFlockingModel:
         p = self.params
         speed = p.flocking.speed / p.world.dt
         init = p.agents.init.model_copy(update={"speed_min": 1.0, "speed_max": 1.0})
-        return initial_state(p.world, p.agents.n, init, speed if speed > 0 else 1.0, rng)
+        return initial_state(p.world, p.agents.n, init, speed, rng)

@@ -19,7 +19,7 @@ from flocksim.kernels.compile import device
 from flocksim.kernels.vector import load
 from flocksim.neighbors.csr import NeighborList, starts_from_counts
 from flocksim.neighbors.pairs import pair_distance2, sort_row
-from flocksim.space import PERIODIC, Space
+from flocksim.space import PERIODIC, Space, wrap_coordinate
 
 CELL_SLACK = 1.0 + 1e-7
 """Cells are made this much wider than asked, so rounding at a cell border never hides a neighbour."""
@@ -85,6 +85,10 @@ def axis_cell(x, origin, width, count):
 @device
 def cell_coords(position, i, dim, g):
     x, y, z = load(position, i, dim)
+    if g.periodic:  # bin a not-yet-wrapped position by its image in the box, as minimum-image distances see it
+        x = wrap_coordinate(x, g.cx * g.nx)
+        y = wrap_coordinate(y, g.cy * g.ny)
+        z = wrap_coordinate(z, g.cz * g.nz)
     return axis_cell(x, g.ox, g.cx, g.nx), axis_cell(y, g.oy, g.cy, g.ny), axis_cell(z, g.oz, g.cz, g.nz)
 
 
