@@ -147,7 +147,13 @@ def test_run_abm_flocking_large_100_steps(runner):
 
 
 def test_run_with_threads(runner):
-    result = invoke(runner, "run", "crowd", "--steps", "3", "--threads", "1", "-q")
+    import numba
+
+    before = numba.get_num_threads()
+    try:
+        result = invoke(runner, "run", "crowd", "--steps", "3", "--threads", "1", "-q")
+    finally:
+        numba.set_num_threads(before)  # in-process: do not slow down later tests
     assert result.exit_code == 0, result.output
 
 

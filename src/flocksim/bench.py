@@ -30,8 +30,9 @@ def abm_side(dim: int, n: int) -> float:
     return ((4.0 / 3.0) * math.pi * VISION**3 * n / NEIGHBORS_PER_BIRD_3D) ** (1.0 / 3.0)
 
 
-def abm_workload(dim: int, n: int, neighbors: Literal["metric", "topological"] = "metric", k: int = 7,
-                 seed: int = 0) -> AbmFlockingParams:
+def abm_workload(
+    dim: int, n: int, neighbors: Literal["metric", "topological"] = "metric", k: int = 7, seed: int = 0
+) -> AbmFlockingParams:
     side = abm_side(dim, n)
     return validate(
         {
@@ -41,8 +42,14 @@ def abm_workload(dim: int, n: int, neighbors: Literal["metric", "topological"] =
             "world": {"dim": dim, "dt": 1.0, "bounds": {"kind": "periodic", "size": [side] * dim}},
             "agents": {"n": n, "init": {"kind": "random"}},
             "neighbors": {"mode": neighbors, "k": k},
-            "flocking": {"vision": VISION, "separation": 1.0, "speed": 1.0,
-                         "cohere_factor": 0.03, "separate_factor": 0.015, "match_factor": 0.05},
+            "flocking": {
+                "vision": VISION,
+                "separation": 1.0,
+                "speed": 1.0,
+                "cohere_factor": 0.03,
+                "separate_factor": 0.015,
+                "match_factor": 0.05,
+            },
         }
     )
 
@@ -52,9 +59,18 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_case(workload: str, dim: int, n: int, neighbors: Literal["metric", "topological"], k: int = 7,
-             steps: int = 20, warmup: int = 3, threads: int | None = None, engine: str = "cpu",
-             seed: int = 0) -> dict[str, Any]:
+def run_case(
+    workload: str,
+    dim: int,
+    n: int,
+    neighbors: Literal["metric", "topological"],
+    k: int = 7,
+    steps: int = 20,
+    warmup: int = 3,
+    threads: int | None = None,
+    engine: str = "cpu",
+    seed: int = 0,
+) -> dict[str, Any]:
     """Time ``steps`` single steps after ``warmup`` untimed ones; one JSON-ready dict."""
     import numba
 

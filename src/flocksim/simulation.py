@@ -45,7 +45,6 @@ class Simulation:
         self.rng = np.random.default_rng(self.seed)
         self.state: FlockState = self.model.initial_state(self.rng)
         self.steps = 0
-        self._neighbors: NeighborList | None = None
 
     @property
     def dt(self) -> float:
@@ -62,8 +61,6 @@ class Simulation:
         for _ in range(int(n)):
             self.engine.step(self.state, self.dt)
             self.steps += 1
-        if n:
-            self._neighbors = None
 
     def warm_up(self) -> float:
         """Compile (or load from cache) the engine's kernels by stepping a copy of the
@@ -73,10 +70,9 @@ class Simulation:
         return time.perf_counter() - started
 
     def neighbors(self) -> NeighborList:
-        """Neighbour list of the current state (what the next step will use)."""
-        if self._neighbors is None:
-            self._neighbors = self.engine.neighbors(self.state)
-        return self._neighbors
+        """Neighbour list of the current state (what the next step will use), computed afresh
+        so that edits to ``state`` are seen."""
+        return self.engine.neighbors(self.state)
 
     def metrics(self) -> dict[str, float]:
         """Polarization, milling, mean neighbours, nearest-neighbour distance, speed, alive count."""

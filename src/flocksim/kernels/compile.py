@@ -7,6 +7,9 @@ from typing import TypeVar
 
 import numba
 
+from flocksim._numba_cache import configure
+
+configure()  # before any function of the package is compiled with cache=True
 F = TypeVar("F", bound=Callable)
 
 

@@ -27,6 +27,8 @@ def find_neighbors(
     method: Literal["auto", "grid", "brute"] = "auto",
 ) -> NeighborList:
     """Neighbour list of every agent; ``method`` changes the speed, never the result."""
+    if mode == "topological" and k < 1:
+        raise ValueError(f"k: must be >= 1 for topological neighbours, got {k}")
     brute = method == "brute" or (method == "auto" and len(position) < BRUTE_FORCE_BELOW)
     if mode == "metric":
         return (metric_neighbors_brute if brute else metric_neighbors_grid)(position, alive, space, radius)
