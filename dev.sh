@@ -29,8 +29,8 @@ case "${1:-}" in
     "$VENV/bin/flocksim" run starlings-2d --steps 1800 --seed 1 ;;
   test)
     setup
-    "$VENV/bin/ruff" check src tests benchmarks
-    "$VENV/bin/ruff" format --check src tests benchmarks
+    "$VENV/bin/ruff" check .
+    "$VENV/bin/ruff" format --check .
     shift
     "$VENV/bin/python" -m pytest -q "$@" ;;
   *)
