@@ -12,7 +12,14 @@ setup() {
   "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "flocksim needs Python >= 3.11")'
   stamp="$VENV/.flocksim-installed"
   if [ ! -x "$VENV/bin/python" ]; then
-    "$PY" -m venv "$VENV"
+    if ! "$PY" -m venv "$VENV" 2>/dev/null; then
+      # Debian's python3 ships venv/ensurepip separately
+      rm -rf "$VENV"
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+      fi
+      "$PY" -m venv "$VENV"
+    fi
   fi
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements/constraints.txt -nt "$stamp" ]; then
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
