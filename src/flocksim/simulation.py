@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -14,6 +14,28 @@ from flocksim.metrics import flock_summary
 from flocksim.models import make_model
 from flocksim.neighbors import NeighborList
 from flocksim.state import FlockState
+
+
+class Component(Protocol):
+    """Something that lives beside the flock and acts between steps (a predator, a
+    turning wave, a spawner, a recorder).
+
+    ``before_step`` runs before the engine's step (it may set inputs the kernels
+    read); ``after_step`` runs after it and applies what was queued during the
+    step (removals, spawns), so the step in flight is never corrupted. Its whole
+    mutable state round-trips through ``state_dict`` / ``load_state_dict`` (plain
+    numbers, strings and numpy arrays), which is what checkpoints store.
+    """
+
+    name: str
+
+    def before_step(self, sim: Simulation) -> None: ...
+
+    def after_step(self, sim: Simulation) -> None: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, data: dict[str, Any]) -> None: ...
 
 
 class Simulation:
@@ -45,6 +67,7 @@ class Simulation:
         self.rng = np.random.default_rng(self.seed)
         self.state: FlockState = self.model.initial_state(self.rng)
         self.steps = 0
+        self.components: list[Component] = []
 
     @property
     def dt(self) -> float:
@@ -59,8 +82,12 @@ class Simulation:
     def step(self, n: int = 1) -> None:
         """Advance ``n`` steps."""
         for _ in range(int(n)):
+            for component in self.components:
+                component.before_step(self)
             self.engine.step(self.state, self.dt)
             self.steps += 1
+            for component in self.components:
+                component.after_step(self)
 
     def warm_up(self) -> float:
         """Compile (or load from cache) the engine's kernels by stepping a copy of the
