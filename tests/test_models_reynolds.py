@@ -67,7 +67,9 @@ def accelerations(params, position, velocity, alive=None):
         state.dim,
         model.space,
         model.coefficients,
+        model.inputs(state),
         out,
+        model.aux(state.n),
     )
     return out[:, : state.dim]
 
@@ -554,7 +556,11 @@ def integrate(pos, vel, acc, space=OPEN, dt=0.1, min_speed=0.0, max_speed=5.0, a
     acc3 = np.zeros((n, 3))
     acc3[:, :dim] = acc
     alive = np.ones(n, dtype=bool) if alive is None else np.array(alive)
-    integrate_all(pos, vel, alive, acc3, dim, space, dt, min_speed, max_speed)
+    model = ReynoldsModel(make_params(dim=dim, agents={"min_speed": min_speed, "max_speed": max_speed}))
+    aux = model.aux(n)
+    aux[:, 3] = max_speed  # phase one's speed limit (no predator)
+    state = new_state(pos, vel)
+    integrate_all(pos, vel, alive, acc3, aux, model.inputs(state), dim, space, dt, model.coefficients)
     return pos, vel
 
 

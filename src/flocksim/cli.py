@@ -116,12 +116,37 @@ def check_output_path(option: str, path: Path | None) -> None:
 
 @app.command()
 def run(
-    target: Annotated[str, typer.Argument(help="Preset name (see `flocksim presets`) or a parameter TOML file.")],
-    steps: Annotated[int, typer.Option(min=0, help="Number of steps to run.")] = 600,
+    target: Annotated[
+        str | None,
+        typer.Argument(
+            help="Preset name (see `flocksim presets`) or a parameter TOML file (none with --resume).",
+            show_default=False,
+        ),
+    ] = None,
+    steps: Annotated[
+        int | None,
+        typer.Option(min=0, help="Steps to run (default 600); with --resume: the run's total (default: as started)."),
+    ] = None,
     seed: Annotated[int | None, typer.Option(min=0, help="Random seed (default: the parameters' seed).")] = None,
     overrides: Overrides = None,
     metrics: Annotated[Path | None, typer.Option(help="Write metrics as CSV to this file.")] = None,
-    every: Annotated[int, typer.Option(min=1, help="Record metrics every M steps.")] = 10,
+    every: Annotated[
+        int | None, typer.Option(min=1, help="Record metrics and trajectory frames every M steps (default 10).")
+    ] = None,
+    out_store: Annotated[
+        Path | None,
+        typer.Option("--out", help="Record the run into this new Zarr v3 trajectory store (e.g. run.zarr)."),
+    ] = None,
+    resume_store: Annotated[
+        Path | None,
+        typer.Option("--resume", help="Continue the run recorded in this store from its newest checkpoint."),
+    ] = None,
+    checkpoint_every: Annotated[
+        int | None, typer.Option(min=1, help="With --out: steps between checkpoints (default: one per 30 s).")
+    ] = None,
+    precision: Annotated[
+        str | None, typer.Option(help="With --out: float32 (default) | float64 for positions and velocities.")
+    ] = None,
     engine: Annotated[str, typer.Option(help="Engine: cpu.")] = "cpu",
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads (default: NUMBA_NUM_THREADS or all cores).")
@@ -131,17 +156,31 @@ def run(
     """Run a simulation headless and print a one-line summary.
 
     Example: flocksim run boids-2d --steps 3600 --seed 3 --set rules.alignment.weight=0.5 --metrics m.csv
-    """
-    from flocksim.simulation import Simulation
 
+    Recording: flocksim run starlings-3d --steps 6000 --out run.zarr --every 10; after an
+    interruption (Ctrl-C, a crash, a kill): flocksim run --resume run.zarr
+    """
     try:
-        params = resolve_params(target, overrides)
-        check_output_path("--metrics", metrics)
-        sim = Simulation(params, seed=seed, engine=engine, threads=threads)
+        if resume_store is not None:
+            if target is not None or overrides or seed is not None or out_store is not None or metrics is not None:
+                raise UsageError(
+                    "--resume: parameters, seed and store come from the store; drop TARGET, --set, --seed, --out, "
+                    "--metrics"
+                )
+            sim, name, steps = _resume_run(resume_store, steps, every, checkpoint_every, threads)
+            every = sim.recorder.every
+        else:
+            if target is None:
+                raise UsageError("TARGET: missing; allowed: a preset name, a parameter TOML file, or --resume STORE")
+            steps = 600 if steps is None else steps
+            every = 10 if every is None else every
+            sim, name = _start_run(
+                target, overrides, seed, engine, threads, metrics, steps, every, out_store, checkpoint_every, precision
+            )
     except (ConfigError, UsageError, ValueError) as exc:
         fail(str(exc))
         return
-    name = Path(target).stem if target.endswith(".toml") else target
+    recorder = sim.recorder
     columns = ["step", "time", *METRIC_NAMES]
     compile_s = sim.warm_up() if steps else 0.0
     started = time.perf_counter()
@@ -160,27 +199,103 @@ def run(
             disable=quiet,
             transient=True,
         )
-        with progress:
+        with progress, _graceful_interrupt(recorder is not None) as interrupted:
             task = progress.add_task("run", total=steps)
             done = 0
-            while done < steps:
+            while done < steps and not interrupted:
                 chunk = min(every - (sim.steps % every), steps - done)
                 sim.step(chunk)
                 done += chunk
                 progress.update(task, completed=done)
                 if writer and (sim.steps % every == 0 or done == steps):
                     writer.writerow(_row(sim, columns))
+    if recorder is not None:
+        recorder.close(sim)
+    if interrupted:
+        err.print(
+            f"interrupted at step {sim.steps}; checkpoint written; resume with: flocksim run --resume {recorder.path}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(130)
+    steps = done
     elapsed = time.perf_counter() - started
     final = sim.metrics()
     rate = steps / elapsed if elapsed > 0 else float("inf")
     out.print(
         f"{name}: {steps} steps ({sim.time:.2f} s simulated, {sim.state.n_alive} agents) in {elapsed:.2f} s "
         f"(+{compile_s:.1f} s compile), {rate:.0f} steps/s; polarization {final['polarization']:.3f}, "
-        f"mean neighbours {final['mean_neighbors']:.2f}",
+        f"mean neighbours {final['mean_neighbors']:.2f}"
+        + (f"; {recorder.frames} frames in {recorder.path}" if recorder is not None else ""),
         markup=False,
         highlight=False,
         soft_wrap=True,
     )
+
+
+def _start_run(target, overrides, seed, engine, threads, metrics, steps, every, store, checkpoint_every, precision):
+    """A new Simulation for `run`, recording into ``store`` if given; (simulation, display name)."""
+    from flocksim.io import Recorder
+    from flocksim.scenarios import preset_names
+    from flocksim.simulation import Simulation
+
+    params = resolve_params(target, overrides)
+    check_output_path("--metrics", metrics)
+    name = Path(target).stem if target.endswith(".toml") else target
+    recorder = None
+    if store is not None:
+        check_output_path("--out", store)
+        if store.exists():
+            raise UsageError(f"--out: {store} already exists; allowed: a new path (or --resume {store} to continue it)")
+        preset = target if target in preset_names() and not Path(target).is_file() else None
+        attrs = {"source": target, "preset": preset, "overrides": list(overrides or []), "steps_requested": steps}
+        recorder = Recorder(
+            store, every, checkpoint_every=checkpoint_every, precision=precision or "float32", attrs=attrs
+        )
+    elif checkpoint_every is not None or precision is not None:
+        raise UsageError("--checkpoint-every and --precision apply to a recorded run; add --out STORE")
+    return Simulation(params, seed=seed, engine=engine, threads=threads, recorder=recorder), name
+
+
+def _resume_run(store, steps, every, checkpoint_every, threads):
+    """The simulation of ``store`` at its newest checkpoint; (simulation, name, steps left to run)."""
+    from flocksim.io import TrajectoryStore, resume
+
+    attrs = TrajectoryStore.open(store).attrs
+    if every is not None and every != attrs.get("every"):
+        raise UsageError(f"--every: the run records every {attrs.get('every')} steps; drop --every or pass that")
+    total = steps if steps is not None else attrs.get("steps_requested")
+    if total is None:
+        raise UsageError(f"--steps: {store} does not say how many steps it was started for; pass the total")
+    sim = resume(store, threads=threads, checkpoint_every=checkpoint_every)
+    if total != attrs.get("steps_requested"):
+        sim.recorder.store.set_attrs(steps_requested=total)
+    source = str(attrs.get("source") or store)
+    name = Path(source).stem if source.endswith(".toml") else source
+    return sim, name, max(total - sim.steps, 0)
+
+
+@contextmanager
+def _graceful_interrupt(enabled: bool):
+    """While recording, the first Ctrl-C asks the run loop to stop at the next frame (the
+    recorder then writes a checkpoint); a second one interrupts at once."""
+    flag: list[bool] = []
+    if not enabled:
+        yield flag
+        return
+    import signal
+
+    def handler(signum, frame):
+        flag.append(True)
+        signal.signal(signal.SIGINT, previous)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield flag
+    finally:
+        if not flag:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _row(sim, columns: list[str]) -> dict[str, float]:
@@ -242,6 +357,171 @@ def schema(
         fail(str(exc))
     with atomic_output(output) as handle:
         handle.write(text)
+
+
+@app.command()
+def sweep(
+    target: Annotated[
+        str | None, typer.Argument(help="Sweep TOML file or shipped sweep name (see --list).", show_default=False)
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Results file (.parquet); default: <sweep name>.parquet.")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Address of a running Dask scheduler, e.g. tcp://host:8786 (default: local).")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Worker processes of the local cluster (default: one per core).")
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Keep the rows already in OUTPUT; run the rest.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace OUTPUT if it exists.")] = False,
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a base parameter, e.g. --set agents.n=200 (repeatable).")
+    ] = None,
+    steps: Annotated[int | None, typer.Option(min=1, help="Steps per run (default: the sweep file's).")] = None,
+    seeds: Annotated[int | None, typer.Option(min=1, help="Seeds per parameter point (default: the file's).")] = None,
+    threads: Annotated[int, typer.Option(min=1, help="numba threads per run.")] = 1,
+    list_sweeps: Annotated[bool, typer.Option("--list", help="List the shipped sweeps and exit.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run a parameter sweep on Dask: one simulation per task, one Parquet row per run.
+
+    Example: flocksim sweep boids-separation -o sep.parquet --workers 2 --seeds 3
+
+    Cluster: flocksim sweep my-sweep.toml -o results.parquet --scheduler tcp://host:8786 --resume
+    """
+    from flocksim.sweep import SweepError, load_sweep, run_sweep, shipped_sweeps
+
+    if list_sweeps:
+        table = Table("sweep", "runs", "description", box=None, show_header=True)
+        for name in shipped_sweeps():
+            s = load_sweep(name)
+            table.add_row(name, str(s.n_tasks), s.spec.description)
+        out.print(table)
+        return
+    try:
+        if target is None:
+            raise UsageError("SWEEP: missing; allowed: a sweep TOML file or a shipped sweep (flocksim sweep --list)")
+        spec = load_sweep(target)
+        if steps is not None or seeds is not None or overrides:
+            spec = spec.with_options(steps=steps, seeds=seeds, overrides=overrides)
+        if resume and force:
+            raise UsageError("--resume and --force: choose one")
+        path = output if output is not None else Path(f"{spec.name}.parquet")
+        report = run_sweep(
+            spec,
+            path,
+            scheduler=scheduler,
+            workers=workers,
+            resume=resume,
+            force=force,
+            threads=threads,
+            console=None if quiet else err,
+        )
+    except (SweepError, ConfigError, UsageError) as exc:
+        fail(str(exc))
+        return
+    out.print(report.line(), markup=False, highlight=False, soft_wrap=True)
+    if report.interrupted:
+        raise typer.Exit(130)
+
+
+@app.command()
+def plot(
+    source: Annotated[Path, typer.Argument(help="File to plot: sweep results (.parquet).", show_default=False)],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Figure file (.png, .svg, .pdf); default: SOURCE as .png.")
+    ] = None,
+    x: Annotated[str | None, typer.Option("-x", help="Sweep results: the swept key on the x axis.")] = None,
+    y: Annotated[str | None, typer.Option("-y", help="Sweep results: the summary on the y axis.")] = None,
+    hue: Annotated[str | None, typer.Option("--hue", help="Sweep results: one line per value of this key.")] = None,
+) -> None:
+    """Plot a results file as a figure (matplotlib).
+
+    Example: flocksim plot results.parquet -x rules.alignment.weight -y polarization_mean --hue neighbors.mode
+    """
+    plotters = {".parquet": _plot_sweep}  # one entry per kind of file, chosen by its suffix
+    handler = plotters.get(source.suffix.lower())
+    if handler is None:
+        fail(f"plot: cannot plot {source}; allowed: a file ending in {', '.join(plotters)}")
+        return
+    handler(source, output, x=x, y=y, hue=hue)
+
+
+def _plot_sweep(source: Path, output: Path | None, x: str | None, y: str | None, hue: str | None) -> None:
+    from flocksim.sweep import SweepError
+    from flocksim.sweep.plot import plot_results
+
+    try:
+        figure = plot_results(source, x=x, y=y, hue=hue, output=output)
+    except SweepError as exc:
+        fail(str(exc))
+        return
+    out.print(f"{source.name}: {y} against {x} -> {figure}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def experiment(
+    name: Annotated[str | None, typer.Argument(help="Experiment name (see --list).", show_default=False)] = None,
+    seeds: Annotated[int, typer.Option(min=1, help="Number of seeds per condition (seeds 0..N-1).")] = 3,
+    quick: Annotated[bool, typer.Option("--quick", help="Few birds, a few seconds: a smoke check.")] = False,
+    csv_path: Annotated[
+        Path | None, typer.Option("--csv", help="CSV file of every run's numbers; default: NAME.csv.")
+    ] = None,
+    jobs: Annotated[int, typer.Option(min=1, help="Runs in parallel (processes, one numba thread each).")] = 1,
+    list_experiments: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run one of seed 003's starling experiments over seeds; print a table (mean ± sd) and write CSV.
+
+    Example: flocksim experiment predator-multipliers --seeds 5 --jobs 2 --csv predator.csv
+
+    Smoke check: flocksim experiment shape --quick --seeds 1
+    """
+    from flocksim.experiments import EXPERIMENTS, run_experiment, summarize, summary_table, write_csv
+
+    if list_experiments:
+        table = Table("experiment", "what it measures", box=None, show_header=True)
+        for e in EXPERIMENTS.values():
+            table.add_row(e.name, e.about)
+        out.print(table)
+        return
+    try:
+        if name is None:
+            raise UsageError(f"NAME: missing; allowed: {', '.join(EXPERIMENTS)}")
+        if name not in EXPERIMENTS:
+            raise UsageError(f"NAME: unknown experiment {name!r}; allowed: {', '.join(EXPERIMENTS)}")
+        path = csv_path if csv_path is not None else Path(f"{name}.csv")
+        check_output_path("--csv", path)
+    except UsageError as exc:
+        fail(str(exc))
+        return
+    seed_list = list(range(seeds))
+    total = len(EXPERIMENTS[name].conditions) * seeds
+    progress = Progress(
+        TextColumn(f"[bold]{name}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TimeRemainingColumn(),
+        console=err,
+        disable=quiet,
+        transient=True,
+    )
+    started = time.perf_counter()
+    with progress:
+        task = progress.add_task("runs", total=total)
+        rows = run_experiment(name, seed_list, quick=quick, jobs=jobs, on_done=lambda _: progress.advance(task))
+    with atomic_output(path) as handle:
+        write_csv(rows, handle)
+    out.print(summary_table(name, summarize(rows), seeds))
+    out.print(
+        f"{name}: {total} runs in {time.perf_counter() - started:.1f} s{' (quick)' if quick else ''}; "
+        f"every run's numbers in {path}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def main() -> None:

@@ -213,12 +213,46 @@ class Separation(Strict):
     )
 
 
+FRAME = 1.0 / 60.0
+"""Seed 003's frame [s]: its inertial-spin numbers (J, chi, eta, the 0.35 rad turn limit) are
+per frame of a 60 Hz display; flocksim converts them with frames per step = world.dt / FRAME."""
+
+
 class Alignment(Strict):
-    """Steer toward the neighbours' mean velocity (SPEC 3.2)."""
+    """Align with the neighbours (SPEC 3.2, 5.1).
+
+    ``basic``: steer toward the neighbours' mean velocity. ``inertial-spin``
+    (Cavagna et al.'s inertial spin model, as simplified by seed 003): a spin s
+    per agent; torque tau = mean over neighbours of h_i x h_j (unit headings;
+    2D: its z component is the mean of sin(theta_j - theta_i)); per frame
+    s <- s + J tau - (eta/chi) s with J = coupling x weight; the velocity turns
+    at omega = s/chi (rad per frame, |omega| <= max_turn) and its speed relaxes
+    toward max_speed at ``speed_restore``. Per step of world.dt the frame update
+    is scaled by f = world.dt / (1/60 s): s <- s + f (J tau - (eta/chi) s), turn
+    angle f omega. Coefficients chi, eta, coupling and max_turn are in seed
+    003's frame units (1 frame = 1/60 s).
+    """
 
     weight: float = quantity(1.0, "", "Weight w_ali", ge=0.0, le=1e6)
     radius: float = quantity(3.0, "units", "Alignment radius (metric mode)", ge=0.0, le=1e9)
-    mode: Literal["basic"] = choice("basic", "Alignment model: basic (mean neighbour velocity).")
+    mode: Literal["basic", "inertial-spin"] = choice(
+        "basic", "Alignment model: basic (mean neighbour velocity) | inertial-spin (spin, torque, damping)."
+    )
+    chi: float = quantity(
+        1.0, "frame units", "Inertia chi of inertial-spin: larger turns more slowly (omega = s/chi)", gt=0.0, le=1e6
+    )
+    eta: float = quantity(
+        0.2, "frame units", "Damping eta of inertial-spin: the spin decays by eta/chi per frame", ge=0.0, le=1e6
+    )
+    coupling: float = quantity(
+        0.06, "frame units", "Torque coupling per unit weight: J = coupling x weight (seed 003: 0.06)", ge=0.0, le=1e6
+    )
+    max_turn: float = quantity(
+        0.35, "rad/frame", "Largest angular velocity |omega| of inertial-spin (seed 003: 0.35)", gt=0.0, le=3.14159
+    )
+    speed_restore: float = quantity(
+        1.0, "1/s", "Rate at which inertial-spin relaxes a speed below max_speed toward it", ge=0.0, le=1e6
+    )
 
 
 class Cohesion(Strict):
@@ -280,6 +314,82 @@ class Rules(Strict):
     bounds: BoundsRule = Field(default_factory=BoundsRule, description="Soft-wall rule.")
 
 
+class PanicMultipliers(Strict):
+    """Rule-weight multipliers of birds inside a predator's detection distance (seed 003).
+
+    The default (separation 1.5, alignment 1.5, cohesion 0.5) spreads a chased
+    flock; separation 0.6, alignment 1.5, cohesion 2.0 makes it cluster.
+    """
+
+    separation: float = quantity(1.5, "", "Multiplier of w_sep near a predator", ge=0.0, le=1e6)
+    alignment: float = quantity(1.5, "", "Multiplier of w_ali (and so of J) near a predator", ge=0.0, le=1e6)
+    cohesion: float = quantity(0.5, "", "Multiplier of w_coh near a predator", ge=0.0, le=1e6)
+
+
+class Predator(Strict):
+    """Predators that chase the flock (SPEC 5.2, seed 003).
+
+    Each predator pursues its target's predicted position p + v * lead
+    (lead = min(distance / predator speed, lead_max)) at a constant speed,
+    turning at most ``max_turn_deg`` per second. A target within
+    ``catch_radius`` after a step is caught: removed (alive = False) after the
+    step, and the predator then targets the nearest bird. After
+    ``retarget_after`` seconds without a catch it switches to the nearest bird.
+    Nothing is caught while ``min_remaining`` birds or fewer remain. Birds
+    closer than ``detection`` to a predator flee (harder when closer) and have
+    their rule weights multiplied by ``panic``.
+    """
+
+    enabled: bool = Field(False, description="Put predators in the world; allowed: true | false.")
+    count: int = quantity(1, "predators", "Number of predators", ge=1, le=1000)
+    speed: float = quantity(1.3, "x agents.max_speed", "Predator speed", gt=0.0, le=100.0)
+    max_turn_deg: float = quantity(180.0, "deg/s", "Largest turn rate of a predator", gt=0.0, le=1e6)
+    lead_max: float = quantity(1.0, "s", "Longest look-ahead when predicting the target's position", ge=0.0, le=1e6)
+    catch_radius: float = quantity(10.0, "units", "A target this close (or closer) is caught", ge=0.0, le=1e9)
+    retarget_after: float = quantity(
+        30.0, "s", "Switch to the nearest bird after this long without a catch", gt=0.0, le=1e9
+    )
+    min_remaining: int = quantity(20, "agents", "No catch while this many birds or fewer remain", ge=0, le=50_000_000)
+    detection: float = quantity(100.0, "units", "Birds closer than this react to the predator", ge=0.0, le=1e9)
+    flee_weight: float = quantity(
+        2.0, "", "Weight of fleeing; the flee force also scales with 1 - distance/detection", ge=0.0, le=1e6
+    )
+    flee_speed: float = quantity(
+        1.3,
+        "x agents.max_speed",
+        "Speed limit of a fleeing bird at the predator; it falls linearly to 1 at the detection distance",
+        ge=1.0,
+        le=100.0,
+    )
+    panic: PanicMultipliers = Field(
+        default_factory=PanicMultipliers, description="Rule-weight multipliers inside the detection distance."
+    )
+
+
+class SpontaneousTurning(Strict):
+    """Spontaneous collective turns (SPEC 5.3; seed 003, after Attanasi et al. 2014, 2015).
+
+    At random times (exponential intervals with mean ``mean_interval``; a turn
+    due while the previous wave still runs waits for its end) the bird farthest
+    out on a random lateral side of the flock (relative to its mean heading;
+    3D: a horizontal side, up = +y) and its nearest ``initiators - 1`` birds
+    start turning inward. Every other bird starts the same turn after a delay
+    = its distance from that edge bird / (signal_speed x max_speed). Every bird
+    turns about the same axis at ``turn_rate_deg`` until it has turned
+    ``angle_deg``; the steering rules keep acting. The start times are imposed,
+    not emergent.
+    """
+
+    enabled: bool = Field(False, description="Start spontaneous turns; allowed: true | false.")
+    mean_interval: float = quantity(6.0, "s", "Mean time between the starts of two turns", gt=0.0, le=1e9)
+    angle_deg: float = quantity(90.0, "deg", "Total angle every bird turns", gt=0.0, le=360.0)
+    turn_rate_deg: float = quantity(90.0, "deg/s", "Turn rate of a turning bird", gt=0.0, le=1e6)
+    initiators: int = quantity(10, "agents", "Birds on the lateral edge that start a turn", ge=1, le=1_000_000)
+    signal_speed: float = quantity(
+        2.5, "x agents.max_speed", "Speed at which the start of the turn spreads from the edge", gt=0.0, le=1e6
+    )
+
+
 class ModelBase(Strict):
     """Fields every model shares."""
 
@@ -307,6 +417,22 @@ class ReynoldsParams(ModelBase):
     agents: Agents = Field(default_factory=Agents, description="Agents.")
     neighbors: Neighbors = Field(default_factory=Neighbors, description="Neighbourhood.")
     rules: Rules = Field(default_factory=Rules, description="Steering rules.")
+    predator: Predator = Field(default_factory=Predator, description="Predators (off by default).")
+    turning: SpontaneousTurning = Field(
+        default_factory=SpontaneousTurning, description="Spontaneous turns (off by default)."
+    )
+
+    @model_validator(mode="after")
+    def _spin_damping(self) -> ReynoldsParams:
+        a = self.rules.alignment
+        if a.mode == "inertial-spin":
+            per_step = self.world.dt / FRAME * a.eta / a.chi
+            if per_step > 1.0:
+                raise ValueError(
+                    f"inertial-spin damping per step (world.dt / (1/60 s)) x eta / chi = {per_step:g} must be <= 1; "
+                    "lower eta or world.dt, or raise chi"
+                )
+        return self
 
 
 class AbmAgents(Strict):

@@ -4,6 +4,12 @@ Row ``r`` of every array is one agent; ``ids[r]`` is its stable id, which
 never changes and is never reused. Dead agents keep their row with
 ``alive[r] = False`` and take no part in neighbourhoods or integration.
 Positions are in world units, velocities in units/s.
+
+``spin`` (N, 3) is the inertial-spin state s of every agent (SPEC 1.1, 5.1;
+only its z component is used in 2D; zero unless the alignment mode is
+``inertial-spin``). ``turning`` (N,) marks the agents that turned in a
+spontaneous turn during the last step (SPEC 5.3; the viewer paints them
+yellow). Both default to zeros of the right shape.
 """
 
 from __future__ import annotations
@@ -23,6 +29,14 @@ class FlockState:
     kind: np.ndarray  # (N,) int32, group / kind label
     ids: np.ndarray  # (N,) int64, stable agent ids
     next_id: int = field(default=0)
+    spin: np.ndarray | None = None  # (N, 3) float64, inertial-spin state; None -> zeros
+    turning: np.ndarray | None = None  # (N,) bool, turned in a spontaneous turn last step; None -> False
+
+    def __post_init__(self) -> None:
+        if self.spin is None:
+            self.spin = np.zeros((self.position.shape[0], 3))
+        if self.turning is None:
+            self.turning = np.zeros(self.position.shape[0], dtype=bool)
 
     @property
     def n(self) -> int:
@@ -57,10 +71,12 @@ class FlockState:
         for name in ("velocity",):
             if getattr(self, name).shape != (n, dim):
                 raise ValueError(f"{name} must have shape {(n, dim)}")
-        for name in ("alive", "mass", "radius", "kind", "ids"):
+        for name in ("alive", "mass", "radius", "kind", "ids", "turning"):
             if getattr(self, name).shape != (n,):
                 raise ValueError(f"{name} must have shape {(n,)}")
-        for name in ("position", "velocity"):
+        if self.spin.shape != (n, 3):
+            raise ValueError(f"spin must have shape {(n, 3)}")
+        for name in ("position", "velocity", "spin"):
             if not np.isfinite(getattr(self, name)).all():
                 raise ValueError(f"{name} holds NaN or inf")
 

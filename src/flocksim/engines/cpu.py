@@ -8,27 +8,47 @@ are bitwise independent of the thread count.
 
 Each model's drivers live in ``cpu_<model>.py``; :data:`CPU_STEPPERS` is the
 explicit registry that maps a model name to its step function
-``step(model, state, neighbors, dt, buffer)``.
+``stepper(model, state, dt, buffer)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 import numba
 import numpy as np
 
-from flocksim.engines.cpu_abm import step_abm
+from flocksim.engines.cpu_abm import AbmStepper
 from flocksim.engines.cpu_reynolds import integrate_all, reynolds_accelerations, step_reynolds
 from flocksim.models.base import Model
 from flocksim.neighbors import NeighborList, find_neighbors
 from flocksim.state import FlockState
 
-CpuStepper = Callable[[Model, FlockState, NeighborList, float, np.ndarray], None]
-CPU_STEPPERS: dict[str, CpuStepper] = {
-    "reynolds": step_reynolds,
-    "abm-flocking": step_abm,
+
+class CpuStepper(Protocol):
+    """Advances a model's state by one step in place; may keep scratch buffers."""
+
+    def __call__(self, model: Model, state: FlockState, dt: float, buffer: np.ndarray) -> None: ...
+
+
+class NeighborListStepper:
+    """A stepper that builds the model's neighbour list, then runs ``step(model, state, nbrs, dt, buffer)``."""
+
+    def __init__(self, step: Callable[[Model, FlockState, NeighborList, float, np.ndarray], None]):
+        self.step = step
+
+    def __call__(self, model: Model, state: FlockState, dt: float, buffer: np.ndarray) -> None:
+        q = model.neighbor_query()
+        nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method)
+        self.step(model, state, nbrs, dt, buffer)
+
+
+CPU_STEPPERS: dict[str, Callable[[], CpuStepper]] = {
+    "reynolds": lambda: NeighborListStepper(step_reynolds),
+    "abm-flocking": AbmStepper,
 }
+"""Model name -> factory of its CPU stepper."""
 
 
 class CpuEngine:
@@ -44,7 +64,7 @@ class CpuEngine:
             raise ValueError(f"engine cpu: cannot run model {model.name!r}; allowed: {', '.join(CPU_STEPPERS)}")
         self.model = model
         self.threads = threads
-        self._stepper = CPU_STEPPERS[model.name]
+        self._stepper = CPU_STEPPERS[model.name]()
         self._buffer = np.zeros((0, 3))
 
     def _set_threads(self) -> None:
@@ -56,13 +76,12 @@ class CpuEngine:
         self._set_threads()
         return find_neighbors(state.position, state.alive, self.model.space, q.mode, q.radius, q.k, q.method)
 
-    def step(self, state: FlockState, dt: float) -> NeighborList:
-        """Advance ``state`` in place by one step; returns the neighbour list it used."""
-        nbrs = self.neighbors(state)
+    def step(self, state: FlockState, dt: float) -> None:
+        """Advance ``state`` in place by one step."""
+        self._set_threads()
         if self._buffer.shape[0] != state.n:
             self._buffer = np.zeros((state.n, 3))
-        self._stepper(self.model, state, nbrs, dt, self._buffer)
-        return nbrs
+        self._stepper(self.model, state, dt, self._buffer)
 
 
 __all__ = ["CPU_STEPPERS", "CpuEngine", "integrate_all", "reynolds_accelerations"]

@@ -1,18 +1,42 @@
-"""CPU drivers of the abm-flocking model."""
+"""CPU drivers of the abm-flocking model.
+
+``neighbors.method = "brute"`` runs the reference: a brute-force neighbour list,
+then one pass over it. ``grid`` (and ``auto`` from 64 birds) runs fused kernels
+on the coherent grid (neighbors/coherent.py): metric mode scans per-cell tiles,
+topological mode searches rings of cells per bird. Both visit neighbours in
+the reference's order with the same arithmetic, so every path gives bitwise the
+same step.
+"""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from flocksim.models.abm_flocking import AbmFlockingModel, abm_heading, abm_move
-from flocksim.neighbors import NeighborList
+from flocksim.kernels.compile import device
+from flocksim.kernels.vector import normalize_or_zero
+from flocksim.models.abm_flocking import ABM_EMPTY, AbmFlockingModel, abm_accumulate, abm_finish, abm_heading, abm_move
+from flocksim.neighbors import BRUTE_FORCE_BELOW, find_neighbors
+from flocksim.neighbors.coherent import (
+    TileScratch,
+    WindowScratch,
+    build_coherent_grid,
+    build_knn_grid,
+    build_tile,
+    full_image_axes,
+    knn_search,
+    slide_window,
+    start_window,
+    tile_displacement,
+)
+from flocksim.neighbors.grid import cell_id
+from flocksim.space import displacement
 from flocksim.state import FlockState
 
 
 @numba.njit(parallel=True, cache=True)
 def abm_headings(position, velocity, alive, start, index, dim, space, c, out):
-    """Phase one: out[i] = new unit heading of bird i."""
+    """Phase one (reference path): out[i] = new unit heading of bird i from its neighbour row."""
     for i in numba.prange(position.shape[0]):
         if alive[i]:
             hx, hy, hz = abm_heading(i, position, velocity, start, index, dim, space, c)
@@ -29,7 +53,210 @@ def abm_moves(position, velocity, alive, heading, dim, space, speed, dt):
             abm_move(i, position, velocity, heading[i, 0], heading[i, 1], heading[i, 2], dim, space, speed, dt)
 
 
-def step_abm(model: AbmFlockingModel, state: FlockState, nbrs: NeighborList, dt: float, buf: np.ndarray) -> None:
-    c = model.coefficients
-    abm_headings(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, model.space, c, buf)
-    abm_moves(state.position, state.velocity, state.alive, buf, state.dim, model.space, c.speed, dt)
+@numba.njit(parallel=True, cache=True)
+def gather_headings(velocity, dim, order, hxs, hys, hzs):
+    """Unit headings of the birds in slot (cell) order."""
+    for s in numba.prange(order.shape[0]):
+        i = order[s]
+        vz = velocity[i, 2] if dim == 3 else 0.0
+        hxs[s], hys[s], hzs[s] = normalize_or_zero(velocity[i, 0], velocity[i, 1], vz)
+
+
+@device
+def scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts):
+    """Every bird of the cell (slots lo..hi) against the cell's tile of t entries, which
+    is sorted by bird index.
+
+    Three loop variants give bitwise the same sums (in 2D dz = 0 adds exact zeros):
+    they exist because choosing the displacement form per pair would make the
+    compiler evaluate both forms.
+    """
+    t_x, t_y, t_z, t_hx, t_hy, t_hz, t_sx, t_sy, t_sz, t_key = tile
+    dim2 = c.dim == 2
+    shifted = not (full[0] or full[1] or full[2])
+    for si in range(lo, hi):
+        i = order[si]
+        xi = xs[si]
+        yi = ys[si]
+        zi = zs[si]
+        acc = ABM_EMPTY
+        if shifted and dim2:
+            for u in range(t):
+                if t_key[tid, u] != i:
+                    dx = (t_x[tid, u] - xi) - t_sx[tid, u]
+                    dy = (t_y[tid, u] - yi) - t_sy[tid, u]
+                    acc = abm_accumulate(acc, dx, dy, 0.0, dx * dx + dy * dy, t_hx[tid, u], t_hy[tid, u], 0.0, c)
+        elif shifted:
+            for u in range(t):
+                if t_key[tid, u] != i:
+                    dx = (t_x[tid, u] - xi) - t_sx[tid, u]
+                    dy = (t_y[tid, u] - yi) - t_sy[tid, u]
+                    dz = (t_z[tid, u] - zi) - t_sz[tid, u]
+                    acc = abm_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz,
+                                         t_hx[tid, u], t_hy[tid, u], t_hz[tid, u], c)  # fmt: skip
+        else:
+            for u in range(t):
+                if t_key[tid, u] != i:
+                    dx, dy, dz = tile_displacement(
+                        xi, yi, zi, t_x[tid, u], t_y[tid, u], t_z[tid, u],
+                        t_sx[tid, u], t_sy[tid, u], t_sz[tid, u], full[0], full[1], full[2], space,
+                    )  # fmt: skip
+                    acc = abm_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz,
+                                         t_hx[tid, u], t_hy[tid, u], t_hz[tid, u], c)  # fmt: skip
+        hx, hy, hz = abm_finish(hxs[si], hys[si], hzs[si], acc, c)
+        out[i, 0] = hx
+        out[i, 1] = hy
+        out[i, 2] = hz
+        counts[i] = acc[0]
+
+
+@device
+def fill_tile(tile, tid, u, s, key, sx, sy, sz, xs, ys, zs, hxs, hys, hzs):
+    """Entry u of the tile: bird in slot s (index key) seen with image shift (sx, sy, sz)."""
+    t_x, t_y, t_z, t_hx, t_hy, t_hz, t_sx, t_sy, t_sz, t_key = tile
+    t_x[tid, u] = xs[s]
+    t_y[tid, u] = ys[s]
+    t_z[tid, u] = zs[s]
+    t_hx[tid, u] = hxs[s]
+    t_hy[tid, u] = hys[s]
+    t_hz[tid, u] = hzs[s]
+    t_sx[tid, u] = sx
+    t_sy[tid, u] = sy
+    t_sz[tid, u] = sz
+    t_key[tid, u] = key
+
+
+@numba.njit(parallel=True, cache=True)
+def abm_headings_rows(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, space, c, wints, wfloats, tile, out,
+                      counts):  # fmt: skip
+    """Phase one, metric mode: walk each row of cells with a sliding window of the
+    block, sorted by bird index; every bird of a cell scans the cell's tile."""
+    lx, ly, lz = space.lx, space.ly, space.lz
+    for row in numba.prange(g.ny * g.nz):
+        iy = row % g.ny
+        iz = row // g.ny
+        tid = numba.get_thread_id()
+        cur, size = start_window(wints, wfloats, tid, iy, iz, g, cell_start, order, lx, ly, lz)
+        for ix in range(g.nx):
+            cur, size = slide_window(wints, wfloats, tid, cur, size, ix, iy, iz, g, cell_start, order, lx, ly, lz)
+            cc = cell_id(ix, iy, iz, g)
+            lo = cell_start[cc]
+            hi = cell_start[cc + 1]
+            if hi == lo:
+                continue
+            for u in range(size):
+                fill_tile(tile, tid, u, wints[cur, tid, u, 0], wints[cur, tid, u, 1], wfloats[cur, tid, u, 0],
+                          wfloats[cur, tid, u, 1], wfloats[cur, tid, u, 2], xs, ys, zs, hxs, hys, hzs)  # fmt: skip
+            scan_cell(lo, hi, size, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts)
+
+
+@numba.njit(parallel=True, cache=True)
+def abm_headings_tiled(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, space, c, scratch, tile, out, counts):
+    """Phase one, metric mode on grids too small to slide (periodic x with < 3 cells):
+    per cell, gather its block into a tile sorted by bird index."""
+    src, key, perm, perm2, shx, shy, shz, runs = scratch
+    space_l = (space.lx, space.ly, space.lz)
+    ncell = cell_start.shape[0] - 1
+    for cc in numba.prange(ncell):
+        lo = cell_start[cc]
+        hi = cell_start[cc + 1]
+        if hi == lo:
+            continue
+        tid = numba.get_thread_id()
+        t = build_tile(cc, g, cell_start, order, space_l, tid, src, key, perm, perm2, shx, shy, shz, runs)
+        for u in range(t):
+            e = perm[tid, u]
+            fill_tile(tile, tid, u, src[tid, e], key[tid, e], shx[tid, e], shy[tid, e], shz[tid, e],
+                      xs, ys, zs, hxs, hys, hzs)  # fmt: skip
+        scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts)
+
+
+@numba.njit(parallel=True, cache=True)
+def abm_headings_knn(xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k, rows, out, counts):
+    """Phase one, topological mode: ring search for the k nearest of each bird, then
+    accumulate them in (distance, index) order."""
+    rs, rk, rd = rows
+    for si in numba.prange(order.shape[0]):
+        tid = numba.get_thread_id()
+        i = order[si]
+        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
+        acc = ABM_EMPTY
+        for u in range(m):
+            s = rs[tid, u]
+            dx, dy, dz = displacement(xs[si], ys[si], zs[si], xs[s], ys[s], zs[s], space)
+            acc = abm_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz, hxs[s], hys[s], hzs[s], c)
+        hx, hy, hz = abm_finish(hxs[si], hys[si], hzs[si], acc, c)
+        out[i, 0] = hx
+        out[i, 1] = hy
+        out[i, 2] = hz
+        counts[i] = acc[0]
+
+
+class AbmStepper:
+    """Chooses the reference or the fused coherent-grid path and keeps the scratch buffers."""
+
+    def __init__(self) -> None:
+        self.scratch = TileScratch()
+        self.windows = WindowScratch()
+        self.tile_floats: np.ndarray = np.empty((0, 0, 9))
+        self.tile_keys: np.ndarray = np.empty((0, 0), dtype=np.int64)
+        self.rows: tuple[np.ndarray, ...] = ()
+        self.counts: np.ndarray = np.zeros(0, dtype=np.int64)
+
+    def __call__(self, model: AbmFlockingModel, state: FlockState, dt: float, buf: np.ndarray) -> None:
+        c = model.coefficients
+        q = model.neighbor_query()
+        brute = q.method == "brute" or (q.method == "auto" and state.n < BRUTE_FORCE_BELOW)
+        if self.counts.shape[0] != state.n:
+            self.counts = np.zeros(state.n, dtype=np.int64)
+        self.counts[:] = 0
+        if brute or state.n_alive == 0:
+            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, "brute")
+            abm_headings(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim,
+                         model.space, c, buf)  # fmt: skip
+            self.counts[:] = nbrs.counts
+        elif q.mode == "metric":
+            grid = build_coherent_grid(state.position, state.alive, model.space, q.radius)
+            hxs, hys, hzs = self._headings(state, grid.order)
+            threads = numba.get_num_threads()
+            tile = self._tile(threads, grid.max_block)
+            full = full_image_axes(grid.geometry)
+            g = grid.geometry
+            if not g.periodic or g.nx >= 3:
+                wints, wfloats = self.windows.get(threads, grid.max_block)
+                abm_headings_rows(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g, full,
+                                  model.space, c, wints, wfloats, tile, buf, self.counts)  # fmt: skip
+            else:
+                scratch = self.scratch.get(threads, grid.max_block)
+                runs = np.empty((threads, 28), dtype=np.int64)
+                abm_headings_tiled(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g, full,
+                                   model.space, c, (*scratch, runs), tile, buf, self.counts)  # fmt: skip
+        else:
+            grid = build_knn_grid(state.position, state.alive, model.space)
+            hxs, hys, hzs = self._headings(state, grid.order)
+            threads = numba.get_num_threads()
+            rows = self._rows(threads, q.k)
+            abm_headings_knn(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell, grid.cell_start,
+                             grid.geometry, state.dim, model.space, c, q.k, rows, buf, self.counts)  # fmt: skip
+        abm_moves(state.position, state.velocity, state.alive, buf, state.dim, model.space, c.speed, dt)
+
+    @staticmethod
+    def _headings(state: FlockState, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        hxs = np.empty(order.shape[0])
+        hys = np.empty(order.shape[0])
+        hzs = np.empty(order.shape[0])
+        gather_headings(state.velocity, state.dim, order, hxs, hys, hzs)
+        return hxs, hys, hzs
+
+    def _tile(self, threads: int, capacity: int) -> tuple[np.ndarray, ...]:
+        capacity = max(capacity, 1)
+        if self.tile_floats.shape[0] < threads or self.tile_floats.shape[1] < capacity:
+            self.tile_floats = np.empty((9, threads, capacity))
+            self.tile_keys = np.empty((threads, capacity), dtype=np.int64)
+        return (*self.tile_floats, self.tile_keys)
+
+    def _rows(self, threads: int, k: int) -> tuple[np.ndarray, ...]:
+        if not self.rows or self.rows[0].shape[0] < threads or self.rows[0].shape[1] != k:
+            self.rows = (np.empty((threads, k), dtype=np.int64), np.empty((threads, k), dtype=np.int64),
+                         np.empty((threads, k)))  # fmt: skip
+        return self.rows

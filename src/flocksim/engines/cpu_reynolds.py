@@ -11,30 +11,29 @@ from flocksim.state import FlockState
 
 
 @numba.njit(parallel=True, cache=True)
-def reynolds_accelerations(position, velocity, alive, start, index, dim, space, c, out):
-    """Phase one: out[i] = steering acceleration of agent i (alive agents only)."""
+def reynolds_accelerations(position, velocity, alive, start, index, dim, space, c, inputs, out, aux):
+    """Phase one: out[i] = steering acceleration of agent i, aux[i] = its J tau and speed limit (alive agents only)."""
     for i in numba.prange(position.shape[0]):
         if alive[i]:
-            ax, ay, az = reynolds_acceleration(i, position, velocity, start, index, dim, space, c)
+            ax, ay, az = reynolds_acceleration(i, position, velocity, start, index, dim, space, c, inputs, aux)
             out[i, 0] = ax
             out[i, 1] = ay
             out[i, 2] = az
 
 
 @numba.njit(parallel=True, cache=True)
-def integrate_all(position, velocity, alive, acc, dim, space, dt, min_speed, max_speed):
-    """Phase two: integrate every alive agent from its own acceleration slot."""
+def integrate_all(position, velocity, alive, acc, aux, inputs, dim, space, dt, c):
+    """Phase two: integrate every alive agent from its own slots of acc and aux (and its own spin)."""
     for i in numba.prange(position.shape[0]):
         if alive[i]:
-            ax, ay, az = acc[i, 0], acc[i, 1], acc[i, 2]
-            integrate_agent(i, position, velocity, ax, ay, az, dim, space, dt, min_speed, max_speed)
+            integrate_agent(i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], aux, inputs, dim, space, dt, c)
 
 
 def step_reynolds(model: ReynoldsModel, state: FlockState, nbrs: NeighborList, dt: float, buf: np.ndarray) -> None:
     c = model.coefficients
+    inputs = model.inputs(state)
+    aux = model.aux(state.n)
     reynolds_accelerations(
-        state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, model.space, c, buf
+        state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, model.space, c, inputs, buf, aux
     )
-    integrate_all(
-        state.position, state.velocity, state.alive, buf, state.dim, model.space, dt, c.min_speed, c.max_speed
-    )
+    integrate_all(state.position, state.velocity, state.alive, buf, aux, inputs, state.dim, model.space, dt, c)

@@ -4,10 +4,28 @@ from __future__ import annotations
 
 from flocksim.metrics.neighbors import mean_neighbor_count, nearest_neighbor_distances, nearest_neighbor_stats
 from flocksim.metrics.order import milling, polarization, speed_stats, unit_headings
+from flocksim.metrics.starlings import (
+    catch_rate,
+    edge_interior_deviation,
+    flock_shape,
+    fraction_below,
+    heading_deviation,
+    mean_heading,
+    repetition_index,
+    speed_fluctuation,
+)
 from flocksim.metrics.summary import METRIC_NAMES, flock_summary
 
 __all__ = [
     "METRIC_NAMES",
+    "catch_rate",
+    "edge_interior_deviation",
+    "flock_shape",
+    "fraction_below",
+    "heading_deviation",
+    "mean_heading",
+    "repetition_index",
+    "speed_fluctuation",
     "flock_summary",
     "mean_neighbor_count",
     "milling",

@@ -25,6 +25,7 @@ from flocksim.state import FlockState
 
 
 class AbmCoefficients(NamedTuple):
+    dim: int
     topological: bool
     vision2: float
     separation2: float
@@ -37,6 +38,7 @@ class AbmCoefficients(NamedTuple):
 def coefficients(p: AbmFlockingParams) -> AbmCoefficients:
     f = p.flocking
     return AbmCoefficients(
+        dim=p.world.dim,
         topological=p.neighbors.mode == "topological",
         vision2=f.vision**2,
         separation2=f.separation**2,
@@ -47,44 +49,65 @@ def coefficients(p: AbmFlockingParams) -> AbmCoefficients:
     )
 
 
+ABM_EMPTY = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+"""Accumulator of one bird: (count, cohere xyz, separate xyz, match xyz)."""
+
+
 @device
-def abm_heading(i, position, velocity, start, index, dim, space, c):
-    """New unit heading of bird i from the snapshot."""
-    px, py, pz = load(position, i, dim)
-    hx, hy, hz = load(velocity, i, dim)
-    hx, hy, hz = normalize_or_zero(hx, hy, hz)
-    coh_x = coh_y = coh_z = 0.0
-    sep_x = sep_y = sep_z = 0.0
-    mat_x = mat_y = mat_z = 0.0
-    count = 0
-    for t in range(start[i], start[i + 1]):
-        j = index[t]
-        qx, qy, qz = load(position, j, dim)
-        dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
-        d2 = dx * dx + dy * dy + dz * dz
-        if not c.topological and d2 > c.vision2:
-            continue
-        count += 1
-        coh_x += dx
-        coh_y += dy
-        coh_z += dz
-        if d2 < c.separation2:
-            sep_x -= dx
-            sep_y -= dy
-            sep_z -= dz
-        ux, uy, uz = load(velocity, j, dim)
-        ux, uy, uz = normalize_or_zero(ux, uy, uz)
-        mat_x += ux
-        mat_y += uy
-        mat_z += uz
+def abm_accumulate(acc, dx, dy, dz, d2, ux, uy, uz, c):
+    """Add neighbour j (displacement d from bird i, squared length d2, unit heading u) to acc.
+
+    Every neighbour search path calls this in increasing neighbour id (metric) or
+    (distance, id) order (topological), so all paths give bitwise-equal sums.
+    Written with selects rather than branches: candidates outside the vision are
+    common in the grid scan and their branch would be unpredictable.
+    """
+    count, cx, cy, cz, sx, sy, sz, mx, my, mz = acc
+    inside = c.topological or d2 <= c.vision2
+    close = inside and d2 < c.separation2
+    return (
+        count + 1 if inside else count,
+        cx + dx if inside else cx,
+        cy + dy if inside else cy,
+        cz + dz if inside else cz,
+        sx - dx if close else sx,
+        sy - dy if close else sy,
+        sz - dz if close else sz,
+        mx + ux if inside else mx,
+        my + uy if inside else my,
+        mz + uz if inside else mz,
+    )
+
+
+@device
+def abm_finish(hx, hy, hz, acc, c):
+    """New unit heading from the old unit heading h and the accumulated sums."""
+    count, cx, cy, cz, sx, sy, sz, mx, my, mz = acc
     inv = 1.0 / max(count, 1)
-    nx = hx + (coh_x * c.cohere + sep_x * c.separate + mat_x * c.match) * inv
-    ny = hy + (coh_y * c.cohere + sep_y * c.separate + mat_y * c.match) * inv
-    nz = hz + (coh_z * c.cohere + sep_z * c.separate + mat_z * c.match) * inv
+    nx = hx + (cx * c.cohere + sx * c.separate + mx * c.match) * inv
+    ny = hy + (cy * c.cohere + sy * c.separate + my * c.match) * inv
+    nz = hz + (cz * c.cohere + sz * c.separate + mz * c.match) * inv
     nx, ny, nz = normalize_or_zero(nx, ny, nz)
     if nx == 0.0 and ny == 0.0 and nz == 0.0:
         return hx, hy, hz
     return nx, ny, nz
+
+
+@device
+def abm_heading(i, position, velocity, start, index, dim, space, c):
+    """New unit heading of bird i from the snapshot, over its neighbour-list row."""
+    px, py, pz = load(position, i, dim)
+    hx, hy, hz = load(velocity, i, dim)
+    hx, hy, hz = normalize_or_zero(hx, hy, hz)
+    acc = ABM_EMPTY
+    for t in range(start[i], start[i + 1]):
+        j = index[t]
+        qx, qy, qz = load(position, j, dim)
+        dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
+        ux, uy, uz = load(velocity, j, dim)
+        ux, uy, uz = normalize_or_zero(ux, uy, uz)
+        acc = abm_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz, ux, uy, uz, c)
+    return abm_finish(hx, hy, hz, acc, c)
 
 
 @device

@@ -6,10 +6,29 @@ topological mode alignment and cohesion use all k and separation those of
 them within its radius), seek toward a target with arrival, and a soft-wall
 push. The forces combine per ``rules.steering`` (SPEC 3.4). Integration
 (SPEC 1.3): v += a dt, |v| clamped to [min_speed, max_speed], p += v dt.
+
+Seed 003's starling features (SPEC 5) live here too:
+
+- ``inertial-spin`` alignment replaces the alignment force by a torque on a
+  per-agent spin (``kernels/inertial_spin.py``): phase one writes J tau per
+  agent, phase two updates the spin, rotates the velocity by omega and relaxes
+  the speed toward max_speed.
+- predators (positions in :attr:`ReynoldsModel.predators`, set by the
+  predator component before each step): an agent closer than the detection
+  distance to its nearest predator has its rule weights multiplied by the
+  panic multipliers, flees, and may fly up to flee_speed x max_speed.
+- spontaneous turns (:attr:`ReynoldsModel.turn`, set by the turning component
+  before each step): a per-agent rotation vector applied to the velocity in
+  phase two, after the rules and the spin.
+
+Phase two, per agent: v += a dt; v rotated by the spin's omega x frames;
+v rotated by the turn; (inertial-spin) speed relaxed toward max_speed;
+|v| clamped to [min_speed, speed limit]; p += v dt.
 """
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -19,14 +38,37 @@ from flocksim.kernels.alignment import alignment_direction, alignment_raw
 from flocksim.kernels.bounds import wall_push
 from flocksim.kernels.cohesion import cohesion_offset
 from flocksim.kernels.compile import device
+from flocksim.kernels.inertial_spin import heading_torque, spin_update, turn_vector, without_component_along
+from flocksim.kernels.predator import closeness, flee_force, flee_speed_limit, nearest_predator
+from flocksim.kernels.rotation import rotate
 from flocksim.kernels.seek import seek_velocity
 from flocksim.kernels.separation import SEPARATION_MINION, SEPARATION_RAW, separation_term
 from flocksim.kernels.steering import STEERING_CLAMPED_SUM, STEERING_REYNOLDS, steer
-from flocksim.kernels.vector import limit, load, norm, store
+from flocksim.kernels.vector import limit, load, norm, normalize_or_zero, store
 from flocksim.models.base import NeighborQuery, space_of
-from flocksim.params import ReynoldsParams
+from flocksim.params import FRAME, ReynoldsParams
 from flocksim.space import displacement, wrap
 from flocksim.state import FlockState
+
+ALIGNMENT_BASIC = 0
+ALIGNMENT_INERTIAL_SPIN = 1
+
+AUX_COLUMNS = 4
+"""Phase one -> phase two scratch per agent: J tau (x, y, z), speed limit."""
+
+
+class ReynoldsInputs(NamedTuple):
+    """Arrays the kernels read besides positions and velocities.
+
+    spin (N, 3): the inertial-spin state (read in phase one, updated in phase
+    two); predators (P, 3): predator positions, z = 0 in 2D, P may be 0;
+    turn (N, 3) or (0, 3): rotation vector [rad] each agent turns in this step
+    (spontaneous turns), (0, 3) for none.
+    """
+
+    spin: np.ndarray
+    predators: np.ndarray
+    turn: np.ndarray
 
 
 class ReynoldsCoefficients(NamedTuple):
@@ -55,6 +97,18 @@ class ReynoldsCoefficients(NamedTuple):
     w_bounds: float
     margin: float
     turn_strength: float
+    alignment_mode: int
+    spin_coupling: float  # J / w_ali [per frame]
+    spin_decay: float  # eta / chi [per frame]
+    chi: float
+    max_turn: float  # [rad/frame]
+    speed_restore: float  # [1/s]
+    detection: float
+    flee_weight: float
+    flee_speed: float  # x max_speed
+    panic_sep: float
+    panic_ali: float
+    panic_coh: float
 
 
 def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
@@ -86,17 +140,55 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
         w_bounds=r.bounds.weight,
         margin=p.world.bounds.margin,
         turn_strength=p.world.bounds.turn_strength,
+        alignment_mode=ALIGNMENT_INERTIAL_SPIN if r.alignment.mode == "inertial-spin" else ALIGNMENT_BASIC,
+        spin_coupling=r.alignment.coupling,
+        spin_decay=r.alignment.eta / r.alignment.chi,
+        chi=r.alignment.chi,
+        max_turn=r.alignment.max_turn,
+        speed_restore=r.alignment.speed_restore,
+        detection=p.predator.detection,
+        flee_weight=p.predator.flee_weight,
+        flee_speed=p.predator.flee_speed,
+        panic_sep=p.predator.panic.separation,
+        panic_ali=p.predator.panic.alignment,
+        panic_coh=p.predator.panic.cohesion,
     )
 
 
 @device
-def reynolds_acceleration(i, position, velocity, start, index, dim, space, c):
-    """Steering acceleration of agent i [units/s^2] from the snapshot (position, velocity)."""
+def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, inputs, aux):
+    """Steering acceleration of agent i [units/s^2] from the snapshot (position, velocity).
+
+    Also writes agent i's row of ``aux``: J tau (inertial-spin, else 0) and its
+    speed limit for this step (raised while fleeing a predator).
+    """
     px, py, pz = load(position, i, dim)
     vx, vy, vz = load(velocity, i, dim)
+    spinning = c.alignment_mode == ALIGNMENT_INERTIAL_SPIN
+    hx, hy, hz = normalize_or_zero(vx, vy, vz)
+
+    w_sep = c.w_sep
+    w_ali = c.w_ali
+    w_coh = c.w_coh
+    speed_limit = c.max_speed
+    flee_x = flee_y = flee_z = 0.0
+    if inputs.predators.shape[0] > 0:
+        qx, qy, qz, q2 = nearest_predator(px, py, pz, inputs.predators, space)
+        near = closeness(math.sqrt(q2), c.detection)
+        if near > 0.0:
+            w_sep *= c.panic_sep
+            w_ali *= c.panic_ali
+            w_coh *= c.panic_coh
+            speed_limit = flee_speed_limit(c.max_speed, c.flee_speed, near)
+            fx, fy, fz = flee_force(qx, qy, qz, vx, vy, vz, speed_limit, c.max_force)
+            flee_x = c.flee_weight * near * fx
+            flee_y = c.flee_weight * near * fy
+            flee_z = c.flee_weight * near * fz
+
     sep_x = sep_y = sep_z = 0.0
     ali_x = ali_y = ali_z = 0.0
     coh_x = coh_y = coh_z = 0.0
+    tau_x = tau_y = tau_z = 0.0
     n_ali = 0
     n_coh = 0
     for t in range(start[i], start[i + 1]):
@@ -111,15 +203,33 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c):
             sep_z += tz
         if c.topological or d2 <= c.ali_radius2:
             ux, uy, uz = load(velocity, j, dim)
-            ali_x += ux
-            ali_y += uy
-            ali_z += uz
+            if spinning:
+                ux, uy, uz = normalize_or_zero(ux, uy, uz)
+                tx, ty, tz = heading_torque(hx, hy, hz, ux, uy, uz)
+                tau_x += tx
+                tau_y += ty
+                tau_z += tz
+            else:
+                ali_x += ux
+                ali_y += uy
+                ali_z += uz
             n_ali += 1
         if c.topological or d2 <= c.coh_radius2:
             coh_x += dx
             coh_y += dy
             coh_z += dz
             n_coh += 1
+
+    if spinning and n_ali > 0:
+        jn = c.spin_coupling * w_ali / n_ali  # J * mean
+        aux[i, 0] = tau_x * jn
+        aux[i, 1] = tau_y * jn
+        aux[i, 2] = tau_z * jn
+    else:
+        aux[i, 0] = 0.0
+        aux[i, 1] = 0.0
+        aux[i, 2] = 0.0
+    aux[i, 3] = speed_limit
 
     coh_x, coh_y, coh_z = cohesion_offset(coh_x, coh_y, coh_z, n_coh)
     gx, gy, gz = displacement(px, py, pz, c.target_x, c.target_y, c.target_z, space)
@@ -131,34 +241,40 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c):
         ms = c.max_speed
         mf = c.max_force
         fx, fy, fz = steer(sep_x, sep_y, sep_z, vx, vy, vz, ms, mf)
-        ax = c.w_sep * fx
-        ay = c.w_sep * fy
-        az = c.w_sep * fz
-        dxa, dya, dza = alignment_direction(ali_x, ali_y, ali_z, n_ali)
-        fx, fy, fz = steer(dxa, dya, dza, vx, vy, vz, ms, mf)
-        ax += c.w_ali * fx
-        ay += c.w_ali * fy
-        az += c.w_ali * fz
+        ax = w_sep * fx
+        ay = w_sep * fy
+        az = w_sep * fz
+        if not spinning:
+            dxa, dya, dza = alignment_direction(ali_x, ali_y, ali_z, n_ali)
+            fx, fy, fz = steer(dxa, dya, dza, vx, vy, vz, ms, mf)
+            ax += w_ali * fx
+            ay += w_ali * fy
+            az += w_ali * fz
         fx, fy, fz = steer(coh_x, coh_y, coh_z, vx, vy, vz, ms, mf)
-        ax += c.w_coh * fx
-        ay += c.w_coh * fy
-        az += c.w_coh * fz
+        ax += w_coh * fx
+        ay += w_coh * fy
+        az += w_coh * fz
         if seeking:
             fx, fy, fz = limit(sx - vx, sy - vy, sz - vz, mf)
             ax += c.w_seek * fx
             ay += c.w_seek * fy
             az += c.w_seek * fz
     else:
-        fx, fy, fz = alignment_raw(ali_x, ali_y, ali_z, n_ali, vx, vy, vz)
-        ax = c.w_sep * sep_x + c.w_ali * fx + c.w_coh * coh_x
-        ay = c.w_sep * sep_y + c.w_ali * fy + c.w_coh * coh_y
-        az = c.w_sep * sep_z + c.w_ali * fz + c.w_coh * coh_z
+        fx = fy = fz = 0.0
+        if not spinning:
+            fx, fy, fz = alignment_raw(ali_x, ali_y, ali_z, n_ali, vx, vy, vz)
+        ax = w_sep * sep_x + w_ali * fx + w_coh * coh_x
+        ay = w_sep * sep_y + w_ali * fy + w_coh * coh_y
+        az = w_sep * sep_z + w_ali * fz + w_coh * coh_z
         if seeking:
             ax += c.w_seek * (sx - vx)
             ay += c.w_seek * (sy - vy)
             az += c.w_seek * (sz - vz)
         ax, ay, az = limit(ax, ay, az, c.max_force)
 
+    ax += flee_x
+    ay += flee_y
+    az += flee_z
     if c.w_bounds != 0.0:
         bx, by, bz = wall_push(px, py, pz, dim, space, c.margin, c.turn_strength)
         ax += c.w_bounds * bx
@@ -181,11 +297,47 @@ def clamp_speed(vx, vy, vz, min_speed, max_speed):
 
 
 @device
-def integrate_agent(i, position, velocity, ax, ay, az, dim, space, dt, min_speed, max_speed):
-    """Semi-implicit Euler step of agent i (SPEC 1.3), in place."""
+def restore_speed(vx, vy, vz, target, fraction):
+    """Move a speed below ``target`` the given fraction of the way up to it (direction kept)."""
+    s = norm(vx, vy, vz)
+    if s >= target or s == 0.0:
+        return vx, vy, vz
+    f = (s + (target - s) * fraction) / s
+    return vx * f, vy * f, vz * f
+
+
+@device
+def integrate_agent(i, position, velocity, ax, ay, az, aux, inputs, dim, space, dt, c):
+    """Phase two for agent i, in place (SPEC 1.3, 5.1, 5.3).
+
+    v += a dt; (inertial-spin) s <- s + f (J tau - (eta/chi) s) with
+    f = dt / (1/60 s), kept perpendicular to the old heading in 3D, and v
+    rotated by f * limit(s/chi, max_turn); v rotated by this step's turn;
+    (inertial-spin) speed relaxed toward max_speed; |v| clamped to
+    [min_speed, aux speed limit]; p += v dt (semi-implicit Euler).
+    """
     px, py, pz = load(position, i, dim)
     vx, vy, vz = load(velocity, i, dim)
-    vx, vy, vz = clamp_speed(vx + ax * dt, vy + ay * dt, vz + az * dt, min_speed, max_speed)
+    hx, hy, hz = normalize_or_zero(vx, vy, vz)
+    vx += ax * dt
+    vy += ay * dt
+    vz += az * dt
+    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+        frames = dt / FRAME
+        sx, sy, sz = load(inputs.spin, i, 3)
+        sx, sy, sz = spin_update(sx, sy, sz, aux[i, 0], aux[i, 1], aux[i, 2], c.spin_decay, frames)
+        if dim == 3:
+            sx, sy, sz = without_component_along(sx, sy, sz, hx, hy, hz)
+        store(inputs.spin, i, 3, sx, sy, sz)
+        rx, ry, rz = turn_vector(sx, sy, sz, c.chi, c.max_turn, frames)
+        vx, vy, vz = rotate(vx, vy, vz, rx, ry, rz)
+    if inputs.turn.shape[0] > 0:
+        vx, vy, vz = rotate(vx, vy, vz, inputs.turn[i, 0], inputs.turn[i, 1], inputs.turn[i, 2])
+    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN and c.speed_restore > 0.0:
+        vx, vy, vz = restore_speed(vx, vy, vz, c.max_speed, min(c.speed_restore * dt, 1.0))
+    if dim == 2:
+        vz = 0.0
+    vx, vy, vz = clamp_speed(vx, vy, vz, c.min_speed, aux[i, 3])
     px, py, pz = wrap(px + vx * dt, py + vy * dt, pz + vz * dt, space)
     store(velocity, i, dim, vx, vy, vz)
     store(position, i, dim, px, py, pz)
@@ -198,6 +350,30 @@ class ReynoldsModel:
         self.params = params
         self.space = space_of(params)
         self.coefficients = coefficients(params)
+        self.predators = np.zeros((0, 3))
+        """(P, 3) predator positions the next step's birds react to (set by the predator component)."""
+        self.turn = np.zeros((0, 3))
+        """(N, 3) rotation vectors [rad] of the next step's spontaneous turn, or (0, 3) for none."""
+        self._aux = np.zeros((0, AUX_COLUMNS))
+
+    def inputs(self, state: FlockState) -> ReynoldsInputs:
+        """The kernel inputs of the next step, checked against the state's size."""
+        turn = self.turn
+        if turn.shape[0] not in (0, state.n) or turn.shape[1:] != (3,):
+            raise ValueError(f"model.turn must have shape (0, 3) or {(state.n, 3)}, got {turn.shape}")
+        if self.predators.ndim != 2 or self.predators.shape[1] != 3:
+            raise ValueError(f"model.predators must have shape (P, 3), got {self.predators.shape}")
+        return ReynoldsInputs(
+            state.spin,
+            np.ascontiguousarray(self.predators, dtype=np.float64),
+            np.ascontiguousarray(turn, dtype=np.float64),
+        )
+
+    def aux(self, n: int) -> np.ndarray:
+        """Phase one -> phase two scratch buffer (N, AUX_COLUMNS), reused between steps."""
+        if self._aux.shape[0] != n:
+            self._aux = np.zeros((n, AUX_COLUMNS))
+        return self._aux
 
     def neighbor_query(self) -> NeighborQuery:
         p = self.params

@@ -1,0 +1,414 @@
+"""The experiments seed 003 reports (SPEC 5.6), runnable headless: ``flocksim experiment NAME``.
+
+Each experiment is a set of conditions (a dimension and a few parameter
+overrides of the starlings presets) run over seeds; each run returns named
+numbers, and the results are kept as tidy rows (experiment, dim, condition,
+seed, metric, value). :func:`summarize` gives mean, standard deviation and
+count per (dim, condition, metric). ``quick`` runs use few birds and a few
+simulated seconds (for tests and smoke checks), not the numbers to report.
+
+Definitions of the measures are in :mod:`flocksim.metrics.starlings`; the
+choices made where seed 003 does not say (durations, warm-up, which options
+are on) are in each experiment's ``about`` text and in docs/starlings.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from flocksim.config import apply_overrides
+from flocksim.metrics import polarization
+from flocksim.metrics.starlings import (
+    catch_rate,
+    edge_interior_deviation,
+    flock_shape,
+    fraction_below,
+    mean_heading,
+    repetition_index,
+    speed_fluctuation,
+)
+from flocksim.scenarios import load_preset
+from flocksim.simulation import Simulation
+
+PRESETS = {2: "starlings-2d", 3: "starlings-3d"}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One setting of an experiment: a dimension, a label and parameter overrides."""
+
+    dim: int
+    label: str
+    overrides: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    experiment: str
+    condition: Condition
+    seed: int
+    quick: bool
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    about: str
+    conditions: tuple[Condition, ...]
+    measure: Callable[[RunSpec], dict[str, float]]
+    reported: dict[tuple[int, str], str] = field(default_factory=dict)
+    """What seed 003 reports for a (dim, condition), as text for the table."""
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def make_sim(spec: RunSpec, n: int, extra: tuple[str, ...] = ()) -> Simulation:
+    """The preset of the condition's dimension with the condition's overrides, ``n`` birds
+    (fewer in quick mode), one thread (runs go in parallel as processes instead)."""
+    n_birds = min(n, 80) if spec.quick else n
+    overrides = [f"agents.n={n_birds}", *spec.condition.overrides, *extra]
+    params = apply_overrides(load_preset(PRESETS[spec.condition.dim]), overrides)
+    return Simulation(params, seed=spec.seed, threads=1)
+
+
+def seconds(spec: RunSpec, full: float, quick: float = 3.0) -> float:
+    return quick if spec.quick else full
+
+
+def steps_of(sim: Simulation, s: float) -> int:
+    return max(1, round(s / sim.dt))
+
+
+def alive_pv(sim: Simulation) -> tuple[np.ndarray, np.ndarray]:
+    s = sim.state
+    return s.position[s.alive], s.velocity[s.alive]
+
+
+def sample(sim: Simulation, duration: float, every: float) -> Iterator[None]:
+    """Advance ``duration`` seconds, yielding after every ``every`` seconds."""
+    chunk = steps_of(sim, every)
+    for _ in range(max(1, steps_of(sim, duration) // chunk)):
+        sim.step(chunk)
+        yield
+
+
+def nanmean(values: list[float]) -> float:
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if len(v) else math.nan
+
+
+# ------------------------------------------------------------------ measures
+
+PANIC = {
+    "none (1, 1, 1)": ("predator.panic.separation=1.0", "predator.panic.alignment=1.0", "predator.panic.cohesion=1.0"),
+    "spreading (1.5, 1.5, 0.5)": (),
+    "clustering (0.6, 1.5, 2.0)": (
+        "predator.panic.separation=0.6",
+        "predator.panic.alignment=1.5",
+        "predator.panic.cohesion=2.0",
+    ),
+}
+
+
+def measure_predator(spec: RunSpec) -> dict[str, float]:
+    sim = make_sim(spec, 500, ("predator.enabled=true",))
+    duration = seconds(spec, 240.0, 5.0)
+    sim.step(steps_of(sim, duration))
+    return {"catch_per_min": catch_rate(sim.caught, sim.time), "caught": float(sim.caught)}
+
+
+def measure_edge(spec: RunSpec) -> dict[str, float]:
+    sim = make_sim(spec, 500, ("turning.enabled=false",))
+    sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
+    edge, inner, used, total = [], [], 0, 0
+    for _ in sample(sim, seconds(spec, 120.0, 3.0), 0.5):
+        p, v = alive_pv(sim)
+        total += 1
+        if polarization(v) >= 0.85:
+            e, i = edge_interior_deviation(p, v)
+            edge.append(e)
+            inner.append(i)
+            used += 1
+    return {"edge_rad": nanmean(edge), "interior_rad": nanmean(inner), "samples_used": used / total}
+
+
+def measure_shape(spec: RunSpec) -> dict[str, float]:
+    sim = make_sim(spec, 500, ("turning.enabled=false",))
+    sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
+    cos, aspect, used = [], [], 0
+    for _ in sample(sim, seconds(spec, 120.0, 3.0), 2.0 if not spec.quick else 0.5):
+        p, v = alive_pv(sim)
+        if polarization(v) >= 0.8:
+            shape = flock_shape(p, v)
+            cos.append(shape["axis_cos"])
+            aspect.append(shape["aspect"])
+            used += 1
+    return {"axis_cos": nanmean(cos), "aspect": nanmean(aspect), "samples": float(used)}
+
+
+def measure_speed(spec: RunSpec) -> dict[str, float]:
+    sim = make_sim(spec, 500)
+    sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
+    values = []
+    for _ in sample(sim, seconds(spec, 60.0, 3.0), 0.5):
+        values.append(speed_fluctuation(alive_pv(sim)[1]))
+    return {"speed_var_rel": nanmean(values)}
+
+
+TURN_DELAYS = (0.0, 1.0, 3.0, 10.0)
+
+
+def heading_angle(a: np.ndarray, b: np.ndarray) -> float:
+    return math.degrees(math.acos(float(np.clip(a @ b, -1.0, 1.0))))
+
+
+def measure_turn(spec: RunSpec) -> dict[str, float]:
+    """Twin runs from one polarized state: one with 10 birds turned by 60 degrees."""
+    base = make_sim(spec, 500, ("turning.enabled=false",))
+    base.step(steps_of(base, seconds(spec, 20.0, 2.0)))
+    twin = make_sim(spec, 500, ("turning.enabled=false",))
+    assert not base.components  # no predator, no turns: the state and the clock are the whole run
+    twin.state = base.state.copy()
+    twin.steps = base.steps
+    center = int(base.state.ids[base.state.alive][0])
+    count = min(10, base.state.n_alive)
+    twin.perturb_turn(center_id=center, count=count, angle_deg=60.0)
+    out = {"polarization": polarization(alive_pv(base)[1])}
+    done = 0.0
+    for delay in TURN_DELAYS:
+        if delay > done:
+            n = steps_of(base, delay - done)
+            base.step(n)
+            twin.step(n)
+            done = delay
+        change = heading_angle(mean_heading(alive_pv(base)[1]), mean_heading(alive_pv(twin)[1]))
+        out[f"dheading_{delay:g}s_deg"] = change
+    return out
+
+
+def measure_spontaneous(spec: RunSpec) -> dict[str, float]:
+    sim = make_sim(spec, 500, ("neighbors.mode=metric",))
+    sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
+    path, pol = [], []
+    for _ in sample(sim, seconds(spec, 240.0, 6.0), 0.5):
+        p, v = alive_pv(sim)
+        path.append(p.mean(axis=0))
+        pol.append(polarization(v))
+    return {"repetition": repetition_index(np.array(path)), "time_pol_below_0.6": fraction_below(pol, 0.6)}
+
+
+def _both(labels: dict[str, tuple[str, ...]]) -> tuple[Condition, ...]:
+    return tuple(Condition(dim, label, overrides) for dim in (2, 3) for label, overrides in labels.items())
+
+
+SPIN = "rules.alignment.mode=inertial-spin"
+BASIC = "rules.alignment.mode=basic"
+TOPO = "neighbors.mode=topological"
+METRIC = "neighbors.mode=metric"
+
+EXPERIMENTS: dict[str, Experiment] = {
+    e.name: e
+    for e in (
+        Experiment(
+            "predator-multipliers",
+            "Catch rate of one predator per minute, 500 birds, 240 s, under three panic multiplier settings "
+            "(separation, alignment, cohesion); presets' other defaults (inertial spin, k = 7, spontaneous turns).",
+            _both({label: ("predator.enabled=true", *o) for label, o in PANIC.items()}),
+            measure_predator,
+            {
+                (2, "none (1, 1, 1)"): "6.6/min",
+                (2, "spreading (1.5, 1.5, 0.5)"): "6.3/min",
+                (2, "clustering (0.6, 1.5, 2.0)"): "11.8/min",
+                (3, "none (1, 1, 1)"): "7.3/min",
+                (3, "spreading (1.5, 1.5, 0.5)"): "7.6/min",
+                (3, "clustering (0.6, 1.5, 2.0)"): "21.0/min",
+            },
+        ),
+        Experiment(
+            "edge-deviation",
+            "Mean heading deviation [rad] of the outer 10 % and the inner 50 % of birds by distance from the "
+            "centroid, over samples every 0.5 s with polarization >= 0.85 (10 s warm-up, 120 s), 500 birds, "
+            "spontaneous turns off; samples_used = fraction of samples that qualified.",
+            _both(
+                {
+                    "k=7 inertial-spin": (TOPO, "neighbors.k=7", SPIN),
+                    "k=7 basic": (TOPO, "neighbors.k=7", BASIC),
+                    "k=12 inertial-spin": (TOPO, "neighbors.k=12", SPIN),
+                    "metric inertial-spin": (METRIC, SPIN),
+                    "metric basic": (METRIC, BASIC),
+                }
+            ),
+            measure_edge,
+            {(d, "k=7 inertial-spin"): "edge 0.65-0.81, inner 0.40-0.44 (5 combinations)" for d in (2, 3)},
+        ),
+        Experiment(
+            "shape",
+            "|cos| between the mean heading and the longest principal axis of the flock, 3D, 500 birds, samples "
+            "every 2 s with polarization >= 0.8 (10 s warm-up, 120 s), spontaneous turns off.",
+            (
+                Condition(3, "k=7 inertial-spin", (TOPO, "neighbors.k=7", SPIN)),
+                Condition(3, "k=12 inertial-spin", (TOPO, "neighbors.k=12", SPIN)),
+                Condition(3, "metric inertial-spin", (METRIC, SPIN)),
+                Condition(3, "k=7 basic", (TOPO, "neighbors.k=7", BASIC)),
+            ),
+            measure_shape,
+            {
+                (3, "k=7 inertial-spin"): "0.44",
+                (3, "k=12 inertial-spin"): "0.20",
+                (3, "metric inertial-spin"): "0.52 (boids mode)",
+                (3, "k=7 basic"): "0.57",
+            },
+        ),
+        Experiment(
+            "speed-fluctuation",
+            "var(|v_i|) / mean(|v_i|)^2 averaged over samples every 0.5 s (10 s warm-up, 60 s), 500 birds, "
+            "presets' defaults and basic alignment.",
+            _both({"defaults (inertial-spin)": (), "basic alignment": (BASIC,)}),
+            measure_speed,
+            {(d, "defaults (inertial-spin)"): "about 0.002 (field: about 0.005)" for d in (2, 3)},
+        ),
+        Experiment(
+            "turn-propagation",
+            "10 of 500 birds (bird 0 and its 9 nearest) turned 60 degrees left after a 20 s warm-up "
+            "(spontaneous turns off): angle [deg] between the mean headings of the turned run and of its "
+            "unturned twin, right after the turn and 1, 3, 10 s later.",
+            _both({"inertial-spin": (SPIN,), "basic": (BASIC,)}),
+            measure_turn,
+            {(d, "inertial-spin"): "about 1 degree" for d in (2, 3)},
+        ),
+        Experiment(
+            "spontaneous-turning",
+            "3D, 500 birds, metric (boids) neighbours: repetition index of the centroid path (sampled every "
+            "0.5 s, 10 s warm-up, 240 s) and fraction of time with polarization < 0.6, with and without "
+            "spontaneous turns (mean interval 6 s, 90 degrees).",
+            (
+                Condition(3, "without turns", ("turning.enabled=false",)),
+                Condition(
+                    3,
+                    "with turns",
+                    ("turning.enabled=true", "turning.mean_interval=6.0", "turning.angle_deg=90.0"),
+                ),
+            ),
+            measure_spontaneous,
+            {
+                (3, "without turns"): "repetition 0.99, below 0.6: 18 %",
+                (3, "with turns"): "repetition 0.52, below 0.6: 5 %",
+            },
+        ),
+    )
+}
+
+
+# ------------------------------------------------------------------ running
+
+
+def run_specs(name: str, seeds: list[int], quick: bool) -> list[RunSpec]:
+    experiment = EXPERIMENTS[name]
+    return [RunSpec(name, c, seed, quick) for c in experiment.conditions for seed in seeds]
+
+
+def run_one(spec: RunSpec) -> list[dict[str, object]]:
+    """Tidy rows of one run."""
+    values = EXPERIMENTS[spec.experiment].measure(spec)
+    return [
+        {
+            "experiment": spec.experiment,
+            "dim": spec.condition.dim,
+            "condition": spec.condition.label,
+            "seed": spec.seed,
+            "metric": metric,
+            "value": value,
+        }
+        for metric, value in values.items()
+    ]
+
+
+def run_experiment(
+    name: str,
+    seeds: list[int],
+    quick: bool = False,
+    jobs: int = 1,
+    on_done: Callable[[RunSpec], None] | None = None,
+) -> list[dict[str, object]]:
+    """All runs of an experiment; ``jobs`` > 1 runs them in that many processes.
+    Rows come back in (condition, seed) order whatever the completion order."""
+    specs = run_specs(name, seeds, quick)
+    results: dict[int, list[dict[str, object]]] = {}
+    if jobs <= 1:
+        for k, spec in enumerate(specs):
+            results[k] = run_one(spec)
+            if on_done:
+                on_done(spec)
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(run_one, spec): k for k, spec in enumerate(specs)}
+            for future in as_completed(futures):
+                k = futures[future]
+                results[k] = future.result()
+                if on_done:
+                    on_done(specs[k])
+    return [row for k in range(len(specs)) for row in results[k]]
+
+
+def summarize(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Mean, sample standard deviation (0 for one seed) and count of finite values per
+    (dim, condition, metric), in first-appearance order."""
+    groups: dict[tuple[int, str, str], list[float]] = {}
+    for row in rows:
+        key = (int(row["dim"]), str(row["condition"]), str(row["metric"]))
+        groups.setdefault(key, []).append(float(row["value"]))
+    out = []
+    for (dim, condition, metric), values in groups.items():
+        v = np.asarray(values)
+        v = v[np.isfinite(v)]
+        mean = float(v.mean()) if len(v) else math.nan
+        sd = float(v.std(ddof=1)) if len(v) > 1 else (0.0 if len(v) else math.nan)
+        out.append({"dim": dim, "condition": condition, "metric": metric, "mean": mean, "sd": sd, "n": len(v)})
+    return out
+
+
+CSV_COLUMNS = ("experiment", "dim", "condition", "seed", "metric", "value")
+
+
+def write_csv(rows: list[dict[str, object]], handle) -> None:
+    """Tidy rows as CSV (one line per run and metric)."""
+    import csv
+
+    writer = csv.DictWriter(handle, fieldnames=list(CSV_COLUMNS))
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
+
+
+def format_value(mean: float, sd: float, n: int) -> str:
+    if not math.isfinite(mean):
+        return "n/a"
+    digits = 3 if abs(mean) < 10 else 1
+    return f"{mean:.{digits}f} ± {sd:.{digits}f}" if n > 1 else f"{mean:.{digits}f}"
+
+
+def summary_table(name: str, summary: list[dict[str, object]], seeds: int):
+    """A rich table: one line per (dim, condition), one column per metric (mean ± sd over seeds),
+    and what seed 003 reports."""
+    from rich.table import Table
+
+    experiment = EXPERIMENTS[name]
+    metrics = list(dict.fromkeys(str(s["metric"]) for s in summary))
+    table = Table(title=f"{name} ({seeds} seed{'s' if seeds != 1 else ''}, mean ± sd)", title_justify="left")
+    for column in ("dim", "condition", *metrics, "seed 003 reports"):
+        table.add_column(column)
+    cells: dict[tuple[int, str], dict[str, str]] = {}
+    for s in summary:
+        key = (int(s["dim"]), str(s["condition"]))
+        cells.setdefault(key, {})[str(s["metric"])] = format_value(float(s["mean"]), float(s["sd"]), int(s["n"]))
+    for (dim, condition), values in cells.items():
+        reported = experiment.reported.get((dim, condition), "")
+        table.add_row(f"{dim}D", condition, *(values.get(m, "") for m in metrics), reported)
+    return table

@@ -1,0 +1,113 @@
+"""Reading trajectory stores: an xarray Dataset, and a summary for ``flocksim info``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flocksim.io.store import TrajectoryError, TrajectoryStore, _first_line, disk_usage, quiet_zarr
+
+
+def open_run(path: str | Path, **kwargs: Any):
+    """The trajectory store at ``path`` as an :class:`xarray.Dataset`.
+
+    Dimensions ``time`` (coordinate: simulated time [s]; ``step`` gives the step count),
+    ``agent`` (stable ids) and ``space`` ("x", "y"[, "z"]). Variables: position, velocity,
+    alive, kind, recorded extras (turning, spin, predator tracks) and one variable per metric.
+    Attributes: the full parameters (``params`` as a dict, ``params_toml`` as text), seed,
+    engine, flocksim version, creation time. ``kwargs`` go to :func:`xarray.open_zarr`
+    (e.g. ``chunks=None`` for plain numpy arrays instead of dask).
+
+    It is what ``xarray.open_zarr(path)`` gives, after checking that the store is a flocksim
+    trajectory: a damaged or foreign one raises :class:`TrajectoryError` (one line).
+    """
+    import xarray as xr
+
+    TrajectoryStore.open(path)
+    try:
+        with quiet_zarr():
+            return xr.open_zarr(str(path), consolidated=True, **kwargs)
+    except Exception as exc:
+        raise TrajectoryError(f"{path}: xarray cannot open it ({_first_line(exc)})") from None
+
+
+def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dict -> {"a.b.c": value}."""
+    if not isinstance(tree, dict):
+        return {prefix: tree}
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        flat.update(flatten(value, f"{prefix}{key}." if isinstance(value, dict) else f"{prefix}{key}"))
+    return flat
+
+
+def params_diff(params: dict[str, Any], baseline: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(dotted key, baseline value, run value) for every parameter that differs; ``description``
+    is left out."""
+    ours = flatten(params)
+    theirs = flatten(baseline)
+    keys = sorted(set(ours) | set(theirs))
+    return [(k, theirs.get(k), ours.get(k)) for k in keys if ours.get(k) != theirs.get(k) and k != "description"]
+
+
+def baseline_params(attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(what it is, params) to compare a run with: its preset as shipped now, else the model's
+    defaults."""
+    from flocksim.config import ConfigError, to_dict, validate
+    from flocksim.scenarios import load_preset
+
+    preset = attrs.get("preset")
+    model = (attrs.get("params") or {}).get("model", "reynolds")
+    if preset:
+        try:
+            return f"preset {preset}", to_dict(load_preset(preset))
+        except ConfigError:
+            pass
+    try:
+        return f"{model} defaults", to_dict(validate({"model": model}))
+    except ConfigError:
+        return "nothing", {}
+
+
+def run_summary(path: str | Path) -> dict[str, Any]:
+    """What ``flocksim info`` prints: frames, steps, time span, agents, variables, metrics,
+    checkpoints, whether the run reached its requested steps, size on disk, and the parameters
+    that differ from its preset (or from the model's defaults)."""
+    store = TrajectoryStore.open(path)
+    attrs = store.attrs
+    frames = store.n_frames
+    steps = store.read("step") if frames else []
+    times = store.read("time") if frames else []
+    alive_last = int(store.read("alive", frames - 1, frames).sum()) if frames else 0
+    checkpoints = store.checkpoints()
+    requested = attrs.get("steps_requested")
+    last_step = int(steps[-1]) if frames else None
+    what, baseline = baseline_params(attrs)
+    return {
+        "path": str(path),
+        "format_version": attrs.get("flocksim_format_version"),
+        "flocksim_version": attrs.get("flocksim_version"),
+        "created": attrs.get("created"),
+        "model": attrs.get("model"),
+        "source": attrs.get("source") or attrs.get("preset") or "python",
+        "seed": attrs.get("seed"),
+        "engine": attrs.get("engine"),
+        "dim": store.dim,
+        "dt": attrs.get("dt"),
+        "every": attrs.get("every"),
+        "precision": attrs.get("precision"),
+        "frames": frames,
+        "first_step": int(steps[0]) if frames else None,
+        "last_step": last_step,
+        "time_span": (float(times[0]), float(times[-1])) if frames else None,
+        "agents": store.n_agents,
+        "alive_at_end": alive_last,
+        "variables": [n for n in store.frame_variables()],
+        "metrics": store.metric_names(),
+        "checkpoints": [c["steps"] for c in checkpoints],
+        "steps_requested": requested,
+        "complete": bool(requested is not None and checkpoints and checkpoints[-1]["steps"] >= requested),
+        "size_bytes": disk_usage(path),
+        "baseline": what,
+        "params_diff": params_diff(attrs.get("params") or {}, baseline),
+    }

@@ -1,0 +1,496 @@
+"""The coherent grid: agents binned by cell and copied into cell order each step.
+
+A counting sort orders the alive agents by cell (by index inside a cell); their
+coordinates are gathered into contiguous cell-ordered arrays, so a neighbour
+loop reads memory in runs (the "coherent grid" of GPU flocking work). Kernels
+then work per cell: the cells of its 3x3 (3x3x3) block are gathered once into a
+per-thread *tile* (the CPU analogue of shared-memory tiles), merged into
+increasing agent index, and every agent of the cell scans that tile.
+
+Bitwise parity with the brute-force reference: a tile is scanned in increasing
+agent index, exactly the order of a brute-force neighbour row, and a periodic
+displacement is computed as ``(x_j - x_i) - L*m`` with the image count m of the
+block cell, which is what ``space.min_image`` computes for any pair within the
+query radius. Axes with fewer than 3 cells visit each cell once and use the full
+minimum image per pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from flocksim.kernels.compile import device
+from flocksim.neighbors.grid import GridGeometry, cell_coords, cell_id, grid_geometry
+from flocksim.neighbors.knn import knn_cell_width, offset_range, wrap_offset
+from flocksim.space import Space, displacement, min_image
+
+
+@dataclass
+class CoherentGrid:
+    """Cell-ordered copy of the alive agents' coordinates."""
+
+    geometry: GridGeometry
+    cell_start: np.ndarray  # (ncell + 1,) int64: agents of cell c are slots cell_start[c]:cell_start[c+1]
+    order: np.ndarray  # (n_alive,) int64: agent index of each slot
+    cell: np.ndarray  # (N,) int64: cell of each agent (-1 if dead)
+    xs: np.ndarray  # (n_alive,) float64 coordinates in slot order (zs is zeros in 2D)
+    ys: np.ndarray
+    zs: np.ndarray
+    max_block: int  # most agents in any cell's 3x3(x3) block: the tile capacity
+
+
+@numba.njit(parallel=True, cache=True)
+def _cell_of(position, alive, dim, g, cell):
+    for i in numba.prange(position.shape[0]):
+        if alive[i]:
+            ix, iy, iz = cell_coords(position, i, dim, g)
+            cell[i] = cell_id(ix, iy, iz, g)
+        else:
+            cell[i] = -1
+
+
+@numba.njit(cache=True)
+def _counting_sort(cell, ncell, cell_start, order):
+    """Stable counting sort of agents by cell (dead agents have cell -1)."""
+    for c in range(ncell + 1):
+        cell_start[c] = 0
+    for i in range(cell.shape[0]):
+        if cell[i] >= 0:
+            cell_start[cell[i] + 1] += 1
+    for c in range(ncell):
+        cell_start[c + 1] += cell_start[c]
+    fill = cell_start[:ncell].copy()
+    for i in range(cell.shape[0]):
+        c = cell[i]
+        if c >= 0:
+            order[fill[c]] = i
+            fill[c] += 1
+
+
+@numba.njit(parallel=True, cache=True)
+def _gather(position, dim, order, xs, ys, zs):
+    for s in numba.prange(order.shape[0]):
+        i = order[s]
+        xs[s] = position[i, 0]
+        ys[s] = position[i, 1]
+        zs[s] = position[i, 2] if dim == 3 else 0.0
+
+
+@device
+def block_axis(c, count, periodic, length, e):
+    """Cell and image shift L*m of the e-th cell of the block around cell c on one axis.
+
+    Periodic axes with >= 3 cells: cells c-1, c, c+1 wrapped; a cell reached by
+    wrapping below 0 lies one box length *down*, so neighbours there have
+    x_j - x_i near +L and shift +L (and -L above). Fewer than 3 cells: each cell
+    once, shift 0 (the kernel then takes the full minimum image).
+    """
+    if periodic:
+        if count < 3:
+            return e, 0.0
+        raw = c - 1 + e
+        if raw < 0:
+            return raw + count, length
+        if raw >= count:
+            return raw - count, -length
+        return raw, 0.0
+    lo = max(c - 1, 0)
+    return lo + e, 0.0
+
+
+@device
+def block_width(c, count, periodic):
+    if periodic:
+        return count if count < 3 else 3
+    return min(c + 1, count - 1) - max(c - 1, 0) + 1
+
+
+@numba.njit(parallel=True, cache=True)
+def _max_block(g, cell_start, lx, ly, lz):
+    ncell = g.nx * g.ny * g.nz
+    best = np.zeros(ncell, dtype=np.int64)
+    for c in numba.prange(ncell):
+        ix = c % g.nx
+        iy = (c // g.nx) % g.ny
+        iz = c // (g.nx * g.ny)
+        total = 0
+        for a in range(block_width(iz, g.nz, g.periodic)):
+            cz, _ = block_axis(iz, g.nz, g.periodic, lz, a)
+            for b in range(block_width(iy, g.ny, g.periodic)):
+                cy, _ = block_axis(iy, g.ny, g.periodic, ly, b)
+                for e in range(block_width(ix, g.nx, g.periodic)):
+                    cx, _ = block_axis(ix, g.nx, g.periodic, lx, e)
+                    cb = cell_id(cx, cy, cz, g)
+                    total += cell_start[cb + 1] - cell_start[cb]
+        best[c] = total
+    return best.max() if ncell > 0 else 0
+
+
+def build_coherent_grid(position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float) -> CoherentGrid:
+    """Bin alive agents into cells at least ``min_cell`` wide and gather them in cell order."""
+    n, dim = position.shape
+    g = grid_geometry(position, alive, space, min_cell)
+    ncell = g.nx * g.ny * g.nz
+    cell = np.empty(n, dtype=np.int64)
+    _cell_of(position, alive, dim, g, cell)
+    cell_start = np.empty(ncell + 1, dtype=np.int64)
+    n_alive = int(np.count_nonzero(cell >= 0))
+    order = np.empty(n_alive, dtype=np.int64)
+    _counting_sort(cell, ncell, cell_start, order)
+    xs = np.empty(n_alive)
+    ys = np.empty(n_alive)
+    zs = np.empty(n_alive)
+    _gather(position, dim, order, xs, ys, zs)
+    max_block = int(_max_block(g, cell_start, g.cx * g.nx, g.cy * g.ny, g.cz * g.nz)) if n_alive else 0
+    return CoherentGrid(g, cell_start, order, cell, xs, ys, zs, max_block)
+
+
+def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space) -> CoherentGrid:
+    """Coherent grid sized for k-nearest searches (about two agents per cell)."""
+    return build_coherent_grid(position, alive, space, knn_cell_width(position, alive, space))
+
+
+class TileScratch:
+    """Per-thread tile buffers of a given capacity (allocated once, grown on demand)."""
+
+    def __init__(self) -> None:
+        self.arrays: tuple[np.ndarray, ...] = ()
+        self.shape = (0, 0)
+
+    def get(self, threads: int, capacity: int) -> tuple[np.ndarray, ...]:
+        capacity = max(capacity, 1)
+        if self.shape[0] < threads or self.shape[1] < capacity:
+            shape = (max(threads, self.shape[0]), max(capacity, self.shape[1]))
+            ints = [np.empty(shape, dtype=np.int64) for _ in range(4)]  # src, key, perm, perm2
+            floats = [np.empty(shape) for _ in range(3)]  # shift x, y, z
+            self.arrays = (*ints, *floats)
+            self.shape = shape
+        return self.arrays
+
+
+@device
+def build_tile(c, g, cell_start, order, space_l, tid, src, key, perm, perm2, shx, shy, shz, runs):
+    """Gather the block of cell c into row ``tid`` of the tile buffers, sorted by agent index.
+
+    After the call, for u < returned size, ``perm[tid, u]`` is the tile entry of
+    the u-th smallest agent index; ``src`` holds its slot, ``key`` its agent
+    index and ``sh*`` its image shift L*m per axis. ``runs`` is an int64 scratch
+    row of at least 28 entries per thread.
+    """
+    lx, ly, lz = space_l
+    ix = c % g.nx
+    iy = (c // g.nx) % g.ny
+    iz = c // (g.nx * g.ny)
+    t = 0
+    nruns = 0
+    for a in range(block_width(iz, g.nz, g.periodic)):
+        cz, sz = block_axis(iz, g.nz, g.periodic, lz, a)
+        for b in range(block_width(iy, g.ny, g.periodic)):
+            cy, sy = block_axis(iy, g.ny, g.periodic, ly, b)
+            for e in range(block_width(ix, g.nx, g.periodic)):
+                cx, sx = block_axis(ix, g.nx, g.periodic, lx, e)
+                cb = cell_id(cx, cy, cz, g)
+                lo = cell_start[cb]
+                hi = cell_start[cb + 1]
+                if hi > lo:
+                    runs[tid, nruns] = t
+                    nruns += 1
+                    for s in range(lo, hi):
+                        src[tid, t] = s
+                        key[tid, t] = order[s]
+                        perm[tid, t] = t
+                        shx[tid, t] = sx
+                        shy[tid, t] = sy
+                        shz[tid, t] = sz
+                        t += 1
+    runs[tid, nruns] = t
+    # bottom-up merge of the sorted runs (each cell is already in increasing index)
+    a_is_perm = True
+    while nruns > 1:
+        out_runs = 0
+        r = 0
+        while r < nruns:
+            lo = runs[tid, r]
+            mid = runs[tid, r + 1]
+            hi = runs[tid, r + 2] if r + 1 < nruns else mid
+            p = lo
+            q = mid
+            o = lo
+            while p < mid or q < hi:
+                if a_is_perm:
+                    take_left = q >= hi or (p < mid and key[tid, perm[tid, p]] < key[tid, perm[tid, q]])
+                    if take_left:
+                        perm2[tid, o] = perm[tid, p]
+                        p += 1
+                    else:
+                        perm2[tid, o] = perm[tid, q]
+                        q += 1
+                else:
+                    take_left = q >= hi or (p < mid and key[tid, perm2[tid, p]] < key[tid, perm2[tid, q]])
+                    if take_left:
+                        perm[tid, o] = perm2[tid, p]
+                        p += 1
+                    else:
+                        perm[tid, o] = perm2[tid, q]
+                        q += 1
+                o += 1
+            runs[tid, out_runs] = lo
+            out_runs += 1
+            r += 2
+        runs[tid, out_runs] = t
+        nruns = out_runs
+        a_is_perm = not a_is_perm
+    if not a_is_perm:
+        for u in range(t):
+            perm[tid, u] = perm2[tid, u]
+    return t
+
+
+@device
+def tile_displacement(xi, yi, zi, xj, yj, zj, sx, sy, sz, full_x, full_y, full_z, space):
+    """Displacement i -> j inside a tile: (x_j - x_i) - L*m per axis, or the full
+    minimum image on axes with fewer than 3 cells; bitwise what ``displacement`` gives
+    for pairs within the query radius."""
+    dx = xj - xi
+    dy = yj - yi
+    dz = zj - zi
+    dx = min_image(dx, space.lx) if full_x else dx - sx
+    dy = min_image(dy, space.ly) if full_y else dy - sy
+    dz = min_image(dz, space.lz) if full_z else dz - sz
+    return dx, dy, dz
+
+
+def full_image_axes(g: GridGeometry) -> tuple[bool, bool, bool]:
+    """Axes on which tile displacements need the full minimum image."""
+    return (g.periodic and g.nx < 3, g.periodic and g.ny < 3, g.periodic and g.nz < 3)
+
+
+@device
+def knn_insert_keyed(row_slot, row_key, row_d2, tid, m, k, slot, key, d2):
+    """Insert (d2, key) into a k-nearest buffer row sorted by (d2, key); returns the new fill."""
+    if m == k:
+        last = k - 1
+        if d2 > row_d2[tid, last] or (d2 == row_d2[tid, last] and key > row_key[tid, last]):
+            return m
+        pos = last
+    else:
+        pos = m
+        m += 1
+    while pos > 0 and (row_d2[tid, pos - 1] > d2 or (row_d2[tid, pos - 1] == d2 and row_key[tid, pos - 1] > key)):
+        row_d2[tid, pos] = row_d2[tid, pos - 1]
+        row_key[tid, pos] = row_key[tid, pos - 1]
+        row_slot[tid, pos] = row_slot[tid, pos - 1]
+        pos -= 1
+    row_d2[tid, pos] = d2
+    row_key[tid, pos] = key
+    row_slot[tid, pos] = slot
+    return m
+
+
+@device
+def _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd):
+    xi = xs[si]
+    yi = ys[si]
+    zi = zs[si]
+    for s in range(cell_start[cb], cell_start[cb + 1]):
+        if s != si:
+            dx, dy, dz = displacement(xi, yi, zi, xs[s], ys[s], zs[s], space)
+            m = knn_insert_keyed(rs, rk, rd, tid, m, k, s, order[s], dx * dx + dy * dy + dz * dz)
+    return m
+
+
+BOUND_SAFETY = 1.0 - 1e-9
+
+
+@device
+def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd):
+    """k nearest agents of the agent in slot si, by rings of cells (see knn.py);
+    fills row ``tid`` of (rs: slots, rk: agent indices, rd: squared distances),
+    sorted by (distance, index); c is the slot's cell. Returns how many were found
+    (< k if fewer exist)."""
+    width = min(g.cx, g.cy)
+    if dim == 3:
+        width = min(width, g.cz)
+    ix = c % g.nx
+    iy = (c // g.nx) % g.ny
+    iz = c // (g.nx * g.ny)
+    xlo, xhi = offset_range(ix, g.nx, g.periodic)
+    ylo, yhi = offset_range(iy, g.ny, g.periodic)
+    zlo, zhi = offset_range(iz, g.nz, g.periodic)
+    rmax = max(max(-xlo, xhi), max(max(-ylo, yhi), max(-zlo, zhi)))
+    m = 0
+    for r in range(rmax + 1):
+        for ox in range(max(xlo, -r), min(xhi, r) + 1):
+            cx = wrap_offset(ix, ox, g.nx)
+            for oy in range(max(ylo, -r), min(yhi, r) + 1):
+                cy = wrap_offset(iy, oy, g.ny)
+                if abs(ox) == r or abs(oy) == r:
+                    for oz in range(max(zlo, -r), min(zhi, r) + 1):
+                        cb = cell_id(cx, cy, wrap_offset(iz, oz, g.nz), g)
+                        m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd)
+                else:
+                    if -r >= zlo:
+                        cb = cell_id(cx, cy, wrap_offset(iz, -r, g.nz), g)
+                        m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd)
+                    if r <= zhi and r != 0:
+                        cb = cell_id(cx, cy, wrap_offset(iz, r, g.nz), g)
+                        m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd)
+        if m == k:
+            bound = r * width * BOUND_SAFETY
+            if rd[tid, k - 1] < bound * bound:
+                break
+    return m
+
+
+# ---------------------------------------------------------------- sliding row windows
+#
+# Metric kernels walk the grid row by row (fixed y, z cell). The block of cell
+# (ix, iy, iz) is the union of three *columns* (ix-1, ix, ix+1), a column being the
+# 3 (2D) or 9 (3D) cells stacked in y and z. Moving to the next cell drops one
+# column and merges in the next, so every cell's block comes out sorted by agent
+# index at the cost of one linear merge instead of a sort.
+
+
+class WindowScratch:
+    """Per-thread buffers for row windows: two windows and two column buffers."""
+
+    FIELDS_INT = 3  # slot, key, tag (the column's unwrapped x index)
+    FIELDS_FLOAT = 3  # image shift per axis
+
+    def __init__(self) -> None:
+        self.ints = np.empty((4, 0, 0, 3), dtype=np.int64)
+        self.floats = np.empty((4, 0, 0, 3))
+
+    def get(self, threads: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
+        capacity = 2 * max(capacity, 1)
+        if self.ints.shape[1] < threads or self.ints.shape[2] < capacity:
+            self.ints = np.empty((4, threads, capacity, 3), dtype=np.int64)
+            self.floats = np.empty((4, threads, capacity, 3))
+        return self.ints, self.floats
+
+
+@device
+def sliding_row_supported(g):
+    """Rows can slide when the x axis has at least 3 cells or is not periodic."""
+    return not g.periodic or g.nx >= 3
+
+
+@device
+def _merge_into(ints, floats, a, b, dst, tid, na, nb, drop_tag):
+    """Merge buffers a (na entries) and b (nb entries), both sorted by key, into dst,
+    leaving out entries of buffer a whose tag equals drop_tag. Returns the size."""
+    p = 0
+    q = 0
+    o = 0
+    while p < na or q < nb:
+        if p < na and ints[a, tid, p, 2] == drop_tag:
+            p += 1
+            continue
+        take_a = q >= nb or (p < na and ints[a, tid, p, 1] < ints[b, tid, q, 1])
+        src = a if take_a else b
+        s = p if take_a else q
+        ints[dst, tid, o, 0] = ints[src, tid, s, 0]
+        ints[dst, tid, o, 1] = ints[src, tid, s, 1]
+        ints[dst, tid, o, 2] = ints[src, tid, s, 2]
+        floats[dst, tid, o, 0] = floats[src, tid, s, 0]
+        floats[dst, tid, o, 1] = floats[src, tid, s, 1]
+        floats[dst, tid, o, 2] = floats[src, tid, s, 2]
+        if take_a:
+            p += 1
+        else:
+            q += 1
+        o += 1
+    return o
+
+
+@device
+def _column(ints, floats, tid, u, iy, iz, g, cell_start, order, lx, ly, lz, col, tmp):
+    """Entries of column u (unwrapped x cell index) around row (iy, iz), sorted by key,
+    into buffer ``col`` (``tmp`` is scratch). Returns the size."""
+    if (u < 0 or u >= g.nx) and not g.periodic:
+        return 0
+    cx = u
+    shx = 0.0
+    if u < 0:
+        cx = u + g.nx
+        shx = lx
+    elif u >= g.nx:
+        cx = u - g.nx
+        shx = -lx
+    n = 0
+    for a in range(block_width(iz, g.nz, g.periodic)):
+        cz, shz = block_axis(iz, g.nz, g.periodic, lz, a)
+        for b in range(block_width(iy, g.ny, g.periodic)):
+            cy, shy = block_axis(iy, g.ny, g.periodic, ly, b)
+            cb = cell_id(cx, cy, cz, g)
+            lo = cell_start[cb]
+            hi = cell_start[cb + 1]
+            if hi == lo:
+                continue
+            # the cell's run (sorted) goes to tmp, then merges with col into col
+            m = 0
+            for s in range(lo, hi):
+                ints[tmp, tid, m, 0] = s
+                ints[tmp, tid, m, 1] = order[s]
+                ints[tmp, tid, m, 2] = u
+                floats[tmp, tid, m, 0] = shx
+                floats[tmp, tid, m, 1] = shy
+                floats[tmp, tid, m, 2] = shz
+                m += 1
+            if n == 0:
+                for e in range(m):
+                    for f in range(3):
+                        ints[col, tid, e, f] = ints[tmp, tid, e, f]
+                        floats[col, tid, e, f] = floats[tmp, tid, e, f]
+                n = m
+            else:
+                n = _merge_into_inplace(ints, floats, col, tmp, tid, n, m)
+    return n
+
+
+@device
+def _merge_into_inplace(ints, floats, col, tmp, tid, n, m):
+    """Merge sorted tmp (m entries) into sorted col (n entries) from the back, in place.
+    col must have room for n + m entries."""
+    p = n - 1
+    q = m - 1
+    o = n + m - 1
+    while q >= 0:
+        if p >= 0 and ints[col, tid, p, 1] > ints[tmp, tid, q, 1]:
+            for f in range(3):
+                ints[col, tid, o, f] = ints[col, tid, p, f]
+                floats[col, tid, o, f] = floats[col, tid, p, f]
+            p -= 1
+        else:
+            for f in range(3):
+                ints[col, tid, o, f] = ints[tmp, tid, q, f]
+                floats[col, tid, o, f] = floats[tmp, tid, q, f]
+            q -= 1
+        o -= 1
+    return n + m
+
+
+@device
+def slide_window(ints, floats, tid, cur, size, ix, iy, iz, g, cell_start, order, lx, ly, lz):
+    """Window of cell ix from the window of cell ix-1 (buffer ``cur``, ``size`` entries):
+    drop column ix-2, merge in column ix+1. Returns (buffer, size) of the new window."""
+    col = 2
+    tmp = 3
+    ncol = _column(ints, floats, tid, ix + 1, iy, iz, g, cell_start, order, lx, ly, lz, col, tmp)
+    dst = 1 - cur
+    new_size = _merge_into(ints, floats, cur, col, dst, tid, size, ncol, ix - 2)
+    return dst, new_size
+
+
+@device
+def start_window(ints, floats, tid, iy, iz, g, cell_start, order, lx, ly, lz):
+    """Window holding columns -1 and 0 of a row (before sliding to cell 0). Returns (buffer, size)."""
+    col = 2
+    tmp = 3
+    n0 = _column(ints, floats, tid, -1, iy, iz, g, cell_start, order, lx, ly, lz, 0, tmp)
+    ncol = _column(ints, floats, tid, 0, iy, iz, g, cell_start, order, lx, ly, lz, col, tmp)
+    size = _merge_into(ints, floats, 0, col, 1, tid, n0, ncol, -(1 << 62))
+    return 1, size

@@ -1,0 +1,303 @@
+"""Running a sweep on Dask distributed.
+
+By default a :class:`distributed.LocalCluster` of worker processes (one thread each, one
+process per core) is started for the sweep and closed after it; ``scheduler="tcp://..."``
+uses an existing cluster instead (``dask scheduler`` / ``dask worker``), and ``client=``
+an existing :class:`distributed.Client`. Each task runs one simulation and returns one
+row (:func:`flocksim.sweep.task.run_task`). At most a few tasks per worker thread are
+submitted at a time, so a sweep of a million runs does not flood the scheduler and an
+interruption stops quickly.
+
+When a worker process dies, Dask re-runs its tasks on the other workers (and a nanny
+restarts it); each task's future resolves once, so every row arrives exactly once. A
+task whose workers die ``distributed.scheduler.allowed-failures`` times is recorded with
+status ``lost``; ``--resume`` runs it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from flocksim.config import to_dict
+from flocksim.sweep.expand import Task, expand
+from flocksim.sweep.results import ResultsStore
+from flocksim.sweep.spec import Sweep, SweepError
+from flocksim.sweep.task import STATUS_FAILED, STATUS_LOST, STATUS_OK, Job, one_line, run_task
+
+WINDOW_PER_THREAD = 4
+MIN_WINDOW = 16
+
+
+@dataclass
+class SweepReport:
+    """How a sweep went: runs in the sweep, rows found from before (``resumed``), runs done
+    now (``ran``), status counts over every row of the output, seconds, worker processes."""
+
+    name: str
+    output: Path
+    total: int
+    resumed: int
+    ran: int
+    ok: int
+    failed: int
+    lost: int
+    elapsed_s: float
+    workers: int
+    interrupted: bool = False
+
+    @property
+    def rate(self) -> float:
+        """Runs per second of this invocation."""
+        return self.ran / self.elapsed_s if self.elapsed_s > 0 else float("inf")
+
+    def line(self) -> str:
+        """The closing one-line summary."""
+        head = "interrupted" if self.interrupted else "sweep"
+        done = self.ok + self.failed + self.lost
+        text = (
+            f"{head} {self.name}: {done} of {self.total} runs in {self.output} ({self.ran} run now, "
+            f"{self.resumed} resumed; {self.ok} ok, {self.failed} failed, {self.lost} lost) in {self.elapsed_s:.1f} s "
+            f"on {self.workers} workers, {self.rate:.2f} runs/s"
+        )
+        if self.interrupted or self.lost:
+            text += "; continue with --resume"
+        return text
+
+
+class _Rate(ProgressColumn):
+    def render(self, task: Any) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("-- runs/s" if speed is None else f"{speed:.2f} runs/s", style="progress.data.speed")
+
+
+@contextmanager
+def dask_client(
+    scheduler: str | None = None, workers: int | None = None, threads: int = 1, console: Console | None = None
+):
+    """A :class:`distributed.Client`: connected to ``scheduler`` if given, else to a new
+    LocalCluster of ``workers`` processes (default: one per core) with one thread each,
+    whose numba runs ``threads`` threads. Closed (with its cluster) on exit."""
+    from distributed import Client, LocalCluster
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    if scheduler is not None:
+        if workers is not None:
+            raise SweepError("--workers: applies to the local cluster only; allowed: --workers or --scheduler")
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise SweepError(f"--scheduler: cannot connect to {scheduler!r} ({one_line(exc)})") from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    with _status(console, f"starting a local Dask cluster of {n} worker processes"):
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+            env={"NUMBA_NUM_THREADS": str(threads)},
+        )
+        client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+@contextmanager
+def _status(console: Console | None, message: str):
+    if console is None:
+        yield
+        return
+    with console.status(message):
+        yield
+
+
+def run_sweep(
+    sweep: Sweep,
+    output: str | Path,
+    *,
+    client: Any = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    resume: bool = False,
+    force: bool = False,
+    threads: int = 1,
+    console: Console | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    flush_s: float = 1.0,
+) -> SweepReport:
+    """Run every task of ``sweep`` not already in ``output`` (with ``resume``) and write the rows.
+
+    ``client`` (a :class:`distributed.Client`) wins over ``scheduler`` (an address), which
+    wins over a new local cluster of ``workers`` processes. ``threads``: numba threads per
+    run (1: the parallelism is one run per worker process). ``console``: where the progress
+    bar goes (None: no bar). ``on_row(row)`` is called in this process for each new row.
+    A KeyboardInterrupt stops the sweep cleanly: the rows so far are written, and the report
+    says ``interrupted``. Bad options raise :class:`SweepError` before any work starts.
+    """
+    if threads < 1:
+        raise SweepError(f"--threads: must be >= 1, got {threads}")
+    if workers is not None and workers < 1:
+        raise SweepError(f"--workers: must be >= 1, got {workers}")
+    if workers is not None and scheduler is not None and client is None:
+        raise SweepError("--workers: applies to the local cluster only; allowed: --workers or --scheduler")
+    store = ResultsStore(sweep, output, resume=resume, force=force, flush_s=flush_s)
+    tasks = expand(sweep)
+    todo = [t for t in tasks if t.task_id not in store.done]
+    resumed = len(tasks) - len(todo)
+    job = Job(base=to_dict(sweep.base), steps=sweep.spec.steps, summaries=tuple(sweep.spec.summaries), threads=threads)
+    started = time.perf_counter()
+    result = (0, 0, False)
+    try:
+        if todo and client is not None:
+            result = _execute(client, job, todo, store, sweep, resumed, console, on_row)
+        elif todo:
+            with dask_client(scheduler, workers, threads, console) as own:
+                result = _execute(own, job, todo, store, sweep, resumed, console, on_row)
+    finally:
+        table = store.finalize([t.task_id for t in tasks])  # what is done is kept, whatever happened
+    ran, n_workers, interrupted = result
+    status = table.column("status").to_pylist()
+    return SweepReport(
+        name=sweep.name,
+        output=store.path,
+        total=len(tasks),
+        resumed=resumed,
+        ran=ran,
+        ok=status.count(STATUS_OK),
+        failed=status.count(STATUS_FAILED),
+        lost=status.count(STATUS_LOST),
+        elapsed_s=time.perf_counter() - started,
+        workers=n_workers,
+        interrupted=interrupted,
+    )
+
+
+def _execute(
+    client: Any,
+    job: Job,
+    todo: list[Task],
+    store: ResultsStore,
+    sweep: Sweep,
+    resumed: int,
+    console: Console | None,
+    on_row: Callable[[dict[str, Any]], None] | None,
+) -> tuple[int, int, bool]:
+    """Submit ``todo`` through a window of futures and store each row as it arrives.
+    Returns (rows stored, most worker processes seen at once, interrupted)."""
+    from distributed import as_completed
+
+    prefix = f"flocksim-sweep-{sweep.name}-{uuid.uuid4().hex[:8]}"  # fresh keys: never a cached result
+    queue = iter(todo)
+    inflight: dict[str, tuple[Task, Any]] = {}
+    pending = as_completed()
+
+    def capacity() -> tuple[int, int]:
+        nthreads = client.nthreads()
+        return max(MIN_WINDOW, WINDOW_PER_THREAD * sum(nthreads.values())), len(nthreads)
+
+    def submit(count: int) -> None:
+        for _ in range(count):
+            task = next(queue, None)
+            if task is None:
+                return
+            future = client.submit(run_task, job, task, key=f"{prefix}-{task.index}", pure=False)
+            inflight[future.key] = (task, future)
+            pending.add(future)
+
+    window, n_workers = capacity()
+    if n_workers == 0 and console is not None:
+        console.print(f"waiting for workers to join {client.scheduler.address}", markup=False, highlight=False)
+    progress = Progress(
+        TextColumn(f"[bold]{sweep.name}", markup=True),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        _Rate(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=console is None,
+        transient=True,
+    )
+    ran = 0
+    interrupted = False
+    checked = time.monotonic()
+    with progress:
+        bar = progress.add_task("sweep", total=resumed + len(todo), completed=resumed)
+        try:
+            submit(window)
+            for future in pending:
+                task, _ = inflight.pop(future.key)
+                try:
+                    row = future.result()
+                except (Exception, asyncio.CancelledError) as exc:
+                    if client.status != "running":
+                        raise SweepError(
+                            f"lost the connection to the Dask scheduler ({one_line(exc)}); rows so far are in "
+                            f"{store.path}: continue with --resume"
+                        ) from None
+                    row = lost_row(job, task, exc)
+                future.release()
+                store.add(row)
+                ran += 1
+                progress.advance(bar)
+                if on_row is not None:
+                    on_row(row)
+                if time.monotonic() - checked > 2.0:
+                    window, now = capacity()
+                    n_workers = max(n_workers, now)
+                    checked = time.monotonic()
+                submit(max(window - len(inflight), 0))
+        except KeyboardInterrupt:
+            interrupted = True
+            client.cancel([future for _, future in inflight.values()])
+    return ran, max(n_workers, len(client.nthreads())), interrupted
+
+
+def lost_row(job: Job, task: Task, exc: BaseException) -> dict[str, Any]:
+    """The row of a task that Dask gave up on (status ``lost``)."""
+    from flocksim import __version__
+
+    return {
+        "task_id": task.task_id,
+        **task.values,
+        "seed": task.seed,
+        **{s.column: float("nan") for s in job.summaries},
+        "status": STATUS_LOST,
+        "error": one_line(exc),
+        "steps": 0,
+        "wall_s": 0.0,
+        "compile_s": 0.0,
+        "worker": None,
+        "flocksim_version": __version__,
+    }
