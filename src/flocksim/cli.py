@@ -181,6 +181,9 @@ def run(
         fail(str(exc))
         return
     recorder = sim.recorder
+    if resume_store is not None and steps == 0:
+        out.print(f"{name}: already at step {sim.steps}; nothing to run (--steps N sets a larger total)")
+        return
     columns = ["step", "time", *METRIC_NAMES]
     compile_s = sim.warm_up() if steps else 0.0
     started = time.perf_counter()
@@ -428,7 +431,13 @@ def sweep(
 
 @app.command()
 def plot(
-    source: Annotated[Path, typer.Argument(help="File to plot: sweep results (.parquet).", show_default=False)],
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="What to plot: sweep results (.parquet), a run's store (run.zarr) or metrics CSV (.csv).",
+            show_default=False,
+        ),
+    ],
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Figure file (.png, .svg, .pdf); default: SOURCE as .png.")
     ] = None,
@@ -439,9 +448,11 @@ def plot(
     """Plot a results file as a figure (matplotlib).
 
     Example: flocksim plot results.parquet -x rules.alignment.weight -y polarization_mean --hue neighbors.mode
+
+    A run's metrics over time: flocksim plot run.zarr -o metrics.png (or flocksim plot m.csv)
     """
-    plotters = {".parquet": _plot_sweep}  # one entry per kind of file, chosen by its suffix
-    handler = plotters.get(source.suffix.lower())
+    plotters = {".parquet": _plot_sweep, ".zarr": _plot_run, ".csv": _plot_run}  # chosen by the suffix
+    handler = plotters.get(source.suffix.lower(), _plot_run if source.is_dir() else None)
     if handler is None:
         fail(f"plot: cannot plot {source}; allowed: a file ending in {', '.join(plotters)}")
         return
@@ -458,6 +469,136 @@ def _plot_sweep(source: Path, output: Path | None, x: str | None, y: str | None,
         fail(str(exc))
         return
     out.print(f"{source.name}: {y} against {x} -> {figure}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _plot_run(source: Path, output: Path | None, x: str | None, y: str | None, hue: str | None) -> None:
+    """Polarization, milling, mean neighbours, speed and caught over time, from a store or metrics CSV."""
+    from flocksim.io import TrajectoryError
+    from flocksim.plotting import PlotError, plot_metrics
+
+    try:
+        if x is not None or y is not None or hue is not None:
+            raise UsageError("-x, -y, --hue: apply to sweep results (.parquet) only")
+        if not source.exists():
+            raise UsageError(f"{source}: no such file or directory")
+        output = output if output is not None else source.with_suffix(".png")
+        check_output_path("--output", output)
+        figure = plot_metrics(source, output)
+    except (PlotError, TrajectoryError, UsageError) as exc:
+        fail(str(exc))
+        return
+    out.print(f"{source.name}: metrics over time -> {figure}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def render(
+    store: Annotated[Path, typer.Argument(help="Trajectory store written by flocksim run --out.", show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Video file: .mp4 (H.264) or .gif.")],
+    fps: Annotated[int, typer.Option(min=1, max=240, help="Video frames per second (one per recorded frame).")] = 30,
+    size: Annotated[str, typer.Option(help="Frame size WIDTHxHEIGHT in pixels (even numbers).")] = "1280x720",
+    color_by: Annotated[str, typer.Option("--color-by", help="Colour agents by: none | speed | group | turning.")] = (
+        "none"
+    ),
+    trail: Annotated[int, typer.Option(min=0, max=1000, help="Draw each agent's path over its last N frames.")] = 0,
+    camera: Annotated[
+        str | None,
+        typer.Option(help="View, e.g. 'azimuth=30,elevation=20,distance=2.6,fov=40' (3D) or 'zoom=2,follow=true'."),
+    ] = None,
+    start: Annotated[float | None, typer.Option(help="First simulated second to show (default: the start).")] = None,
+    stop: Annotated[float | None, typer.Option(help="Last simulated second to show (default: the end).")] = None,
+    agent_size: Annotated[
+        float | None, typer.Option("--agent-size", help="Triangle length in pixels (default: height / 90).")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Render a recorded run into a video: triangles along each agent's heading, 3D in perspective.
+
+    Example: flocksim render run.zarr -o flock.mp4 --size 1280x720 --color-by speed --trail 8 --camera azimuth=60
+    """
+    from flocksim.io import TrajectoryError
+    from flocksim.render import CameraError, RenderError, parse_camera, parse_size, render_run
+    from flocksim.render.writers import VIDEO_SUFFIXES
+
+    try:
+        width, height = parse_size(size)
+        view = parse_camera(camera)
+        if output.suffix.lower() not in VIDEO_SUFFIXES:
+            raise UsageError(f"--output: cannot write {output.name!r}; allowed: a file ending in .mp4 or .gif")
+        check_output_path("--output", output)
+        progress = Progress(
+            TextColumn(f"[bold]{output.name}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("frames"),
+            TimeRemainingColumn(),
+            console=err,
+            disable=quiet,
+            transient=True,
+        )
+        with progress:
+            task = progress.add_task("render", total=None)
+            report = render_run(
+                store,
+                output,
+                fps=fps,
+                size=(width, height),
+                color_by=color_by,
+                trail=trail,
+                camera=view,
+                start=start,
+                stop=stop,
+                agent_size=agent_size,
+                on_frame=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+    except (TrajectoryError, RenderError, CameraError, UsageError) as exc:
+        fail(str(exc))
+        return
+    out.print(report.line(), markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def info(
+    store: Annotated[Path, typer.Argument(help="Trajectory store written by flocksim run --out.", show_default=False)],
+) -> None:
+    """Summarize a recorded run: steps, agents, variables, checkpoints, size, parameters changed from its preset.
+
+    Example: flocksim info run.zarr
+    """
+    from flocksim.io import TrajectoryError, run_summary
+
+    try:
+        s = run_summary(store)
+    except TrajectoryError as exc:
+        fail(str(exc))
+        return
+    lines = [
+        f"{s['path']}: flocksim trajectory, format {s['format_version']}, written by flocksim "
+        f"{s['flocksim_version']} at {s['created']}",
+        f"  model {s['model']} ({s['dim']}D), source {s['source']}, seed {s['seed']}, engine {s['engine']}, "
+        f"dt {s['dt']:g} s",
+    ]
+    if s["frames"]:
+        t0, t1 = s["time_span"]
+        lines.append(
+            f"  {s['frames']} frames: steps {s['first_step']} to {s['last_step']} every {s['every']}, "
+            f"time {t0:g} to {t1:g} s, {s['precision']}"
+        )
+    else:
+        lines.append("  no frames yet")
+    lines.append(f"  {s['agents']} agents ({s['alive_at_end']} alive in the last frame)")
+    lines.append(f"  variables: {', '.join(s['variables'])}; metrics: {', '.join(s['metrics']) or 'none'}")
+    requested = s["steps_requested"]
+    state = "complete" if s["complete"] else "incomplete: flocksim run --resume continues it"
+    target = f", {requested} steps requested" if requested is not None else ""
+    checkpoints = ", ".join(str(c) for c in s["checkpoints"]) or "none"
+    lines.append(f"  checkpoints at steps {checkpoints}{target}; {state}")
+    lines.append(f"  size on disk: {s['size_bytes'] / 2**20:.2f} MiB")
+    if s["params_diff"]:
+        lines.append(f"  parameters that differ from {s['baseline']}:")
+        lines += [f"    {key}: {before!r} -> {after!r}" for key, before, after in s["params_diff"]]
+    else:
+        lines.append(f"  parameters: as {s['baseline']}")
+    out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -522,6 +663,11 @@ def experiment(
         highlight=False,
         soft_wrap=True,
     )
+
+
+from flocksim import cli_bench  # noqa: E402  (registers `flocksim bench`)
+
+cli_bench.register(app)
 
 
 def main() -> None:

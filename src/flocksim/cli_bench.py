@@ -1,0 +1,77 @@
+"""``flocksim bench``: time the engine on a standard workload, one JSON object per case."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+import typer
+
+
+def bench(
+    workload: Annotated[str, typer.Option(help="Workload: abm-flocking.")] = "abm-flocking",
+    dim: Annotated[list[int] | None, typer.Option(help="Dimension 2 or 3 (repeatable).")] = None,
+    n: Annotated[list[int] | None, typer.Option("--n", help="Number of agents (repeatable).")] = None,
+    neighbors: Annotated[list[str] | None, typer.Option(help="metric or topological (repeatable).")] = None,
+    k: Annotated[int, typer.Option(min=1, max=1024, help="Neighbours in topological mode.")] = 7,
+    steps: Annotated[int, typer.Option(min=1, help="Timed steps (each timed alone).")] = 20,
+    warmup: Annotated[int, typer.Option(min=1, help="Untimed steps first (the first one compiles).")] = 3,
+    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads (default: all).")] = None,
+    engine: Annotated[str, typer.Option(help="Engine: cpu.")] = "cpu",
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the uniform random start.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON lines (no table).")] = False,
+) -> None:
+    """Benchmark the engine: median and best milliseconds per step, compile time, peak memory.
+
+    Every combination of --dim, --n and --neighbors is one case and one JSON line.
+    Example: flocksim bench --workload abm-flocking --dim 2 --n 100000 --neighbors metric --json
+    """
+    from rich.console import Console
+
+    from flocksim.bench import WORKLOADS, run_case
+    from flocksim.cli import fail
+
+    dims = dim or [2]
+    sizes = n or [100_000]
+    modes = neighbors or ["metric"]
+    if workload not in WORKLOADS:
+        fail(f"--workload: unknown workload {workload!r}; allowed: {', '.join(WORKLOADS)}")
+    for d in dims:
+        if d not in (2, 3):
+            fail(f"--dim: must be 2 or 3, got {d}")
+    for size in sizes:
+        if size < 1:
+            fail(f"--n: must be >= 1, got {size}")
+    for mode in modes:
+        if mode not in ("metric", "topological"):
+            fail(f"--neighbors: unknown mode {mode!r}; allowed: metric, topological")
+    err = Console(stderr=True)
+    rows = []
+    for d in dims:
+        for size in sizes:
+            for mode in modes:
+                label = f"{workload} {d}D n={size} {mode}"
+                if not as_json:
+                    err.print(f"[dim]running {label} ...", highlight=False)
+                try:
+                    row = run_case(workload, d, size, _mode(mode), k, steps, warmup, threads, engine, seed)
+                except ValueError as exc:
+                    fail(str(exc))
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    if not as_json:
+        for row in rows:
+            err.print(
+                f"{row['workload']} {row['dim']}D n={row['n']} {row['neighbors']}: "
+                f"{row['ms_per_step_median']:.2f} ms/step median ({row['ms_per_step_min']:.2f} best), "
+                f"{row['threads']} threads, compile {row['compile_s']:.2f} s, peak RSS {row['peak_rss_mb']:.0f} MB",
+                highlight=False,
+            )
+
+
+def _mode(mode: str) -> Literal["metric", "topological"]:
+    return "metric" if mode == "metric" else "topological"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(bench)
