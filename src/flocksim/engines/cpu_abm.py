@@ -18,15 +18,17 @@ from flocksim.kernels.vector import normalize_or_zero
 from flocksim.models.abm_flocking import ABM_EMPTY, AbmFlockingModel, abm_accumulate, abm_finish, abm_heading, abm_move
 from flocksim.neighbors import BRUTE_FORCE_BELOW, find_neighbors
 from flocksim.neighbors.coherent import (
+    BLOCK,
+    ColumnScratch,
     TileScratch,
-    WindowScratch,
+    advance_row,
+    block_of,
     build_coherent_grid,
     build_knn_grid,
     build_tile,
     full_image_axes,
     knn_search,
-    slide_window,
-    start_window,
+    start_row,
     tile_displacement,
 )
 from flocksim.neighbors.grid import cell_id
@@ -67,42 +69,44 @@ def scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, spac
     """Every bird of the cell (slots lo..hi) against the cell's tile of t entries, which
     is sorted by bird index.
 
-    Three loop variants give bitwise the same sums (in 2D dz = 0 adds exact zeros):
-    they exist because choosing the displacement form per pair would make the
-    compiler evaluate both forms.
+    Per bird: squared distances to the whole tile (a branch-free loop), then the
+    accepted entries compacted, then accumulated in tile order: the same sums, in
+    the same order, as the reference's pass over a neighbour row.
     """
-    t_x, t_y, t_z, t_hx, t_hy, t_hz, t_sx, t_sy, t_sz, t_key = tile
-    dim2 = c.dim == 2
+    t_x, t_y, t_z, t_sx, t_sy, t_sz, t_d2, t_key, t_slot, t_pick = tile
     shifted = not (full[0] or full[1] or full[2])
+    r2 = c.vision2
     for si in range(lo, hi):
         i = order[si]
         xi = xs[si]
         yi = ys[si]
         zi = zs[si]
-        acc = ABM_EMPTY
-        if shifted and dim2:
+        if shifted:
             for u in range(t):
-                if t_key[tid, u] != i:
-                    dx = (t_x[tid, u] - xi) - t_sx[tid, u]
-                    dy = (t_y[tid, u] - yi) - t_sy[tid, u]
-                    acc = abm_accumulate(acc, dx, dy, 0.0, dx * dx + dy * dy, t_hx[tid, u], t_hy[tid, u], 0.0, c)
-        elif shifted:
-            for u in range(t):
-                if t_key[tid, u] != i:
-                    dx = (t_x[tid, u] - xi) - t_sx[tid, u]
-                    dy = (t_y[tid, u] - yi) - t_sy[tid, u]
-                    dz = (t_z[tid, u] - zi) - t_sz[tid, u]
-                    acc = abm_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz,
-                                         t_hx[tid, u], t_hy[tid, u], t_hz[tid, u], c)  # fmt: skip
+                dx = (t_x[tid, u] - xi) - t_sx[tid, u]
+                dy = (t_y[tid, u] - yi) - t_sy[tid, u]
+                dz = (t_z[tid, u] - zi) - t_sz[tid, u]
+                t_d2[tid, u] = dx * dx + dy * dy + dz * dz
         else:
             for u in range(t):
-                if t_key[tid, u] != i:
-                    dx, dy, dz = tile_displacement(
-                        xi, yi, zi, t_x[tid, u], t_y[tid, u], t_z[tid, u],
-                        t_sx[tid, u], t_sy[tid, u], t_sz[tid, u], full[0], full[1], full[2], space,
-                    )  # fmt: skip
-                    acc = abm_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz,
-                                         t_hx[tid, u], t_hy[tid, u], t_hz[tid, u], c)  # fmt: skip
+                dx, dy, dz = tile_displacement(
+                    xi, yi, zi, t_x[tid, u], t_y[tid, u], t_z[tid, u],
+                    t_sx[tid, u], t_sy[tid, u], t_sz[tid, u], full[0], full[1], full[2], space,
+                )  # fmt: skip
+                t_d2[tid, u] = dx * dx + dy * dy + dz * dz
+        m = 0
+        for u in range(t):
+            t_pick[tid, m] = u
+            m += 1 if (t_d2[tid, u] <= r2 or c.topological) and t_key[tid, u] != i else 0
+        acc = ABM_EMPTY
+        for e in range(m):
+            u = t_pick[tid, e]
+            dx, dy, dz = tile_displacement(
+                xi, yi, zi, t_x[tid, u], t_y[tid, u], t_z[tid, u],
+                t_sx[tid, u], t_sy[tid, u], t_sz[tid, u], full[0], full[1], full[2], space,
+            )  # fmt: skip
+            s = t_slot[tid, u]
+            acc = abm_accumulate(acc, dx, dy, dz, t_d2[tid, u], hxs[s], hys[s], hzs[s], c)
         hx, hy, hz = abm_finish(hxs[si], hys[si], hzs[si], acc, c)
         out[i, 0] = hx
         out[i, 1] = hy
@@ -111,49 +115,48 @@ def scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, spac
 
 
 @device
-def fill_tile(tile, tid, u, s, key, sx, sy, sz, xs, ys, zs, hxs, hys, hzs):
+def fill_tile(tile, tid, u, s, key, sx, sy, sz, xs, ys, zs):
     """Entry u of the tile: bird in slot s (index key) seen with image shift (sx, sy, sz)."""
-    t_x, t_y, t_z, t_hx, t_hy, t_hz, t_sx, t_sy, t_sz, t_key = tile
+    t_x, t_y, t_z, t_sx, t_sy, t_sz, _t_d2, t_key, t_slot, _t_pick = tile
     t_x[tid, u] = xs[s]
     t_y[tid, u] = ys[s]
     t_z[tid, u] = zs[s]
-    t_hx[tid, u] = hxs[s]
-    t_hy[tid, u] = hys[s]
-    t_hz[tid, u] = hzs[s]
     t_sx[tid, u] = sx
     t_sy[tid, u] = sy
     t_sz[tid, u] = sz
     t_key[tid, u] = key
+    t_slot[tid, u] = s
 
 
 @numba.njit(parallel=True, cache=True)
-def abm_headings_rows(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, space, c, wints, wfloats, tile, out,
-                      counts):  # fmt: skip
-    """Phase one, metric mode: walk each row of cells with a sliding window of the
-    block, sorted by bird index; every bird of a cell scans the cell's tile."""
+def abm_headings_rows(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, space, c, columns, tile, out, counts):
+    """Phase one, metric mode: walk each row of cells keeping the three columns of the
+    current block; every bird of a cell scans the cell's block, sorted by bird index."""
+    ints, floats, sizes = columns
     lx, ly, lz = space.lx, space.ly, space.lz
     for row in numba.prange(g.ny * g.nz):
         iy = row % g.ny
         iz = row // g.ny
         tid = numba.get_thread_id()
-        cur, size = start_window(wints, wfloats, tid, iy, iz, g, cell_start, order, lx, ly, lz)
+        start_row(ints, floats, sizes, tid, iy, iz, g, cell_start, order, lx, ly, lz)
         for ix in range(g.nx):
-            cur, size = slide_window(wints, wfloats, tid, cur, size, ix, iy, iz, g, cell_start, order, lx, ly, lz)
+            advance_row(ints, floats, sizes, tid, ix, iy, iz, g, cell_start, order, lx, ly, lz)
             cc = cell_id(ix, iy, iz, g)
             lo = cell_start[cc]
             hi = cell_start[cc + 1]
             if hi == lo:
                 continue
-            for u in range(size):
-                fill_tile(tile, tid, u, wints[cur, tid, u, 0], wints[cur, tid, u, 1], wfloats[cur, tid, u, 0],
-                          wfloats[cur, tid, u, 1], wfloats[cur, tid, u, 2], xs, ys, zs, hxs, hys, hzs)  # fmt: skip
-            scan_cell(lo, hi, size, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts)
+            t = block_of(ints, floats, sizes, tid, ix)
+            for u in range(t):
+                fill_tile(tile, tid, u, ints[BLOCK, tid, u, 0], ints[BLOCK, tid, u, 1], floats[BLOCK, tid, u, 0],
+                          floats[BLOCK, tid, u, 1], floats[BLOCK, tid, u, 2], xs, ys, zs)  # fmt: skip
+            scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts)
 
 
 @numba.njit(parallel=True, cache=True)
 def abm_headings_tiled(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, space, c, scratch, tile, out, counts):
-    """Phase one, metric mode on grids too small to slide (periodic x with < 3 cells):
-    per cell, gather its block into a tile sorted by bird index."""
+    """Phase one, metric mode on grids too small to walk by columns (periodic x with
+    fewer than 3 cells): per cell, gather its block into a tile sorted by bird index."""
     src, key, perm, perm2, shx, shy, shz, runs = scratch
     space_l = (space.lx, space.ly, space.lz)
     ncell = cell_start.shape[0] - 1
@@ -166,8 +169,7 @@ def abm_headings_tiled(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, sp
         t = build_tile(cc, g, cell_start, order, space_l, tid, src, key, perm, perm2, shx, shy, shz, runs)
         for u in range(t):
             e = perm[tid, u]
-            fill_tile(tile, tid, u, src[tid, e], key[tid, e], shx[tid, e], shy[tid, e], shz[tid, e],
-                      xs, ys, zs, hxs, hys, hzs)  # fmt: skip
+            fill_tile(tile, tid, u, src[tid, e], key[tid, e], shx[tid, e], shy[tid, e], shz[tid, e], xs, ys, zs)
         scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts)
 
 
@@ -197,9 +199,9 @@ class AbmStepper:
 
     def __init__(self) -> None:
         self.scratch = TileScratch()
-        self.windows = WindowScratch()
-        self.tile_floats: np.ndarray = np.empty((0, 0, 9))
-        self.tile_keys: np.ndarray = np.empty((0, 0), dtype=np.int64)
+        self.columns = ColumnScratch()
+        self.tile_floats: np.ndarray = np.empty((7, 0, 0))
+        self.tile_keys: np.ndarray = np.empty((3, 0, 0), dtype=np.int64)
         self.rows: tuple[np.ndarray, ...] = ()
         self.counts: np.ndarray = np.zeros(0, dtype=np.int64)
 
@@ -223,9 +225,9 @@ class AbmStepper:
             full = full_image_axes(grid.geometry)
             g = grid.geometry
             if not g.periodic or g.nx >= 3:
-                wints, wfloats = self.windows.get(threads, grid.max_block)
+                columns = self.columns.get(threads, grid.max_block)
                 abm_headings_rows(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g, full,
-                                  model.space, c, wints, wfloats, tile, buf, self.counts)  # fmt: skip
+                                  model.space, c, columns, tile, buf, self.counts)  # fmt: skip
             else:
                 scratch = self.scratch.get(threads, grid.max_block)
                 runs = np.empty((threads, 28), dtype=np.int64)
@@ -249,11 +251,12 @@ class AbmStepper:
         return hxs, hys, hzs
 
     def _tile(self, threads: int, capacity: int) -> tuple[np.ndarray, ...]:
+        """Per-thread tile: x, y, z, shift x, y, z, squared distance (floats); key, slot, pick (ints)."""
         capacity = max(capacity, 1)
-        if self.tile_floats.shape[0] < threads or self.tile_floats.shape[1] < capacity:
-            self.tile_floats = np.empty((9, threads, capacity))
-            self.tile_keys = np.empty((threads, capacity), dtype=np.int64)
-        return (*self.tile_floats, self.tile_keys)
+        if self.tile_floats.shape[1] < threads or self.tile_floats.shape[2] < capacity:
+            self.tile_floats = np.empty((7, threads, capacity))
+            self.tile_keys = np.empty((3, threads, capacity), dtype=np.int64)
+        return (*self.tile_floats, *self.tile_keys)
 
     def _rows(self, threads: int, k: int) -> tuple[np.ndarray, ...]:
         if not self.rows or self.rows[0].shape[0] < threads or self.rows[0].shape[1] != k:

@@ -345,71 +345,60 @@ def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, 
     return m
 
 
-# ---------------------------------------------------------------- sliding row windows
+# ---------------------------------------------------------------- row walks with columns
 #
 # Metric kernels walk the grid row by row (fixed y, z cell). The block of cell
 # (ix, iy, iz) is the union of three *columns* (ix-1, ix, ix+1), a column being the
-# 3 (2D) or 9 (3D) cells stacked in y and z. Moving to the next cell drops one
-# column and merges in the next, so every cell's block comes out sorted by agent
-# index at the cost of one linear merge instead of a sort.
+# 3 (2D) or 9 (3D) cells stacked in y and z around the row. Each column is built
+# once per row (its cells' runs merged by agent index) and kept in a ring of three;
+# a cell's block is the 3-way merge of its columns, so it comes out sorted by agent
+# index with linear work instead of a sort.
 
 
-class WindowScratch:
-    """Per-thread buffers for row windows: two windows and two column buffers."""
+class ColumnScratch:
+    """Per-thread buffers: a ring of 3 columns, a merge scratch, and the merged block.
 
-    FIELDS_INT = 3  # slot, key, tag (the column's unwrapped x index)
-    FIELDS_FLOAT = 3  # image shift per axis
+    ``ints[b, tid, e]`` holds (slot, key) of entry e of buffer b, ``floats`` its image
+    shift per axis; buffers 0-2 are the column ring, 3 a merge scratch, 4 the block.
+    """
 
     def __init__(self) -> None:
-        self.ints = np.empty((4, 0, 0, 3), dtype=np.int64)
-        self.floats = np.empty((4, 0, 0, 3))
+        self.ints = np.empty((5, 0, 0, 2), dtype=np.int64)
+        self.floats = np.empty((5, 0, 0, 3))
+        self.sizes = np.empty((0, 3), dtype=np.int64)
 
-    def get(self, threads: int, capacity: int) -> tuple[np.ndarray, np.ndarray]:
-        capacity = 2 * max(capacity, 1)
+    def get(self, threads: int, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        capacity = max(capacity, 1)
         if self.ints.shape[1] < threads or self.ints.shape[2] < capacity:
-            self.ints = np.empty((4, threads, capacity, 3), dtype=np.int64)
-            self.floats = np.empty((4, threads, capacity, 3))
-        return self.ints, self.floats
+            self.ints = np.empty((5, threads, capacity, 2), dtype=np.int64)
+            self.floats = np.empty((5, threads, capacity, 3))
+            self.sizes = np.empty((threads, 3), dtype=np.int64)
+        return self.ints, self.floats, self.sizes
+
+
+BLOCK = 4
+"""Index of the merged-block buffer in ColumnScratch."""
 
 
 @device
-def sliding_row_supported(g):
-    """Rows can slide when the x axis has at least 3 cells or is not periodic."""
+def row_walk_supported(g):
+    """Rows can be walked with columns when the x axis has >= 3 cells or is not periodic."""
     return not g.periodic or g.nx >= 3
 
 
 @device
-def _merge_into(ints, floats, a, b, dst, tid, na, nb, drop_tag):
-    """Merge buffers a (na entries) and b (nb entries), both sorted by key, into dst,
-    leaving out entries of buffer a whose tag equals drop_tag. Returns the size."""
-    p = 0
-    q = 0
-    o = 0
-    while p < na or q < nb:
-        if p < na and ints[a, tid, p, 2] == drop_tag:
-            p += 1
-            continue
-        take_a = q >= nb or (p < na and ints[a, tid, p, 1] < ints[b, tid, q, 1])
-        src = a if take_a else b
-        s = p if take_a else q
-        ints[dst, tid, o, 0] = ints[src, tid, s, 0]
-        ints[dst, tid, o, 1] = ints[src, tid, s, 1]
-        ints[dst, tid, o, 2] = ints[src, tid, s, 2]
-        floats[dst, tid, o, 0] = floats[src, tid, s, 0]
-        floats[dst, tid, o, 1] = floats[src, tid, s, 1]
-        floats[dst, tid, o, 2] = floats[src, tid, s, 2]
-        if take_a:
-            p += 1
-        else:
-            q += 1
-        o += 1
-    return o
+def _copy_entry(ints, floats, tid, src, s, dst, o):
+    ints[dst, tid, o, 0] = ints[src, tid, s, 0]
+    ints[dst, tid, o, 1] = ints[src, tid, s, 1]
+    floats[dst, tid, o, 0] = floats[src, tid, s, 0]
+    floats[dst, tid, o, 1] = floats[src, tid, s, 1]
+    floats[dst, tid, o, 2] = floats[src, tid, s, 2]
 
 
 @device
-def _column(ints, floats, tid, u, iy, iz, g, cell_start, order, lx, ly, lz, col, tmp):
-    """Entries of column u (unwrapped x cell index) around row (iy, iz), sorted by key,
-    into buffer ``col`` (``tmp`` is scratch). Returns the size."""
+def build_column(ints, floats, tid, u, iy, iz, g, cell_start, order, lx, ly, lz, dst):
+    """Entries of column u (unwrapped x cell index) around row (iy, iz) into buffer dst,
+    sorted by agent index (buffer 3 is scratch). Returns the size."""
     if (u < 0 or u >= g.nx) and not g.periodic:
         return 0
     cx = u
@@ -430,67 +419,71 @@ def _column(ints, floats, tid, u, iy, iz, g, cell_start, order, lx, ly, lz, col,
             hi = cell_start[cb + 1]
             if hi == lo:
                 continue
-            # the cell's run (sorted) goes to tmp, then merges with col into col
-            m = 0
-            for s in range(lo, hi):
-                ints[tmp, tid, m, 0] = s
-                ints[tmp, tid, m, 1] = order[s]
-                ints[tmp, tid, m, 2] = u
-                floats[tmp, tid, m, 0] = shx
-                floats[tmp, tid, m, 1] = shy
-                floats[tmp, tid, m, 2] = shz
-                m += 1
-            if n == 0:
-                for e in range(m):
-                    for f in range(3):
-                        ints[col, tid, e, f] = ints[tmp, tid, e, f]
-                        floats[col, tid, e, f] = floats[tmp, tid, e, f]
-                n = m
-            else:
-                n = _merge_into_inplace(ints, floats, col, tmp, tid, n, m)
+            # merge the cell's run (sorted) into the column from the back, in place
+            m = hi - lo
+            p = n - 1
+            q = m - 1
+            o = n + m - 1
+            while q >= 0:
+                if p >= 0 and ints[dst, tid, p, 1] > order[lo + q]:
+                    _copy_entry(ints, floats, tid, dst, p, dst, o)
+                    p -= 1
+                else:
+                    ints[dst, tid, o, 0] = lo + q
+                    ints[dst, tid, o, 1] = order[lo + q]
+                    floats[dst, tid, o, 0] = shx
+                    floats[dst, tid, o, 1] = shy
+                    floats[dst, tid, o, 2] = shz
+                    q -= 1
+                o -= 1
+            n += m
     return n
 
 
 @device
-def _merge_into_inplace(ints, floats, col, tmp, tid, n, m):
-    """Merge sorted tmp (m entries) into sorted col (n entries) from the back, in place.
-    col must have room for n + m entries."""
-    p = n - 1
-    q = m - 1
-    o = n + m - 1
-    while q >= 0:
-        if p >= 0 and ints[col, tid, p, 1] > ints[tmp, tid, q, 1]:
-            for f in range(3):
-                ints[col, tid, o, f] = ints[col, tid, p, f]
-                floats[col, tid, o, f] = floats[col, tid, p, f]
-            p -= 1
+def merge_columns(ints, floats, sizes, tid, a, b, c):
+    """3-way merge of column buffers a, b, c (sorted by agent index) into the block buffer.
+    Returns the block size."""
+    na = sizes[tid, a]
+    nb = sizes[tid, b]
+    nc = sizes[tid, c]
+    big = np.int64(1) << 62
+    p = 0
+    q = 0
+    r = 0
+    o = 0
+    while p < na or q < nb or r < nc:
+        ka = ints[a, tid, p, 1] if p < na else big
+        kb = ints[b, tid, q, 1] if q < nb else big
+        kc = ints[c, tid, r, 1] if r < nc else big
+        if ka <= kb and ka <= kc:
+            _copy_entry(ints, floats, tid, a, p, BLOCK, o)
+            p += 1
+        elif kb <= kc:
+            _copy_entry(ints, floats, tid, b, q, BLOCK, o)
+            q += 1
         else:
-            for f in range(3):
-                ints[col, tid, o, f] = ints[tmp, tid, q, f]
-                floats[col, tid, o, f] = floats[tmp, tid, q, f]
-            q -= 1
-        o -= 1
-    return n + m
+            _copy_entry(ints, floats, tid, c, r, BLOCK, o)
+            r += 1
+        o += 1
+    return o
 
 
 @device
-def slide_window(ints, floats, tid, cur, size, ix, iy, iz, g, cell_start, order, lx, ly, lz):
-    """Window of cell ix from the window of cell ix-1 (buffer ``cur``, ``size`` entries):
-    drop column ix-2, merge in column ix+1. Returns (buffer, size) of the new window."""
-    col = 2
-    tmp = 3
-    ncol = _column(ints, floats, tid, ix + 1, iy, iz, g, cell_start, order, lx, ly, lz, col, tmp)
-    dst = 1 - cur
-    new_size = _merge_into(ints, floats, cur, col, dst, tid, size, ncol, ix - 2)
-    return dst, new_size
+def start_row(ints, floats, sizes, tid, iy, iz, g, cell_start, order, lx, ly, lz):
+    """Columns -1 and 0 of a row into ring slots 2 and 0 (column u lives in slot u mod 3)."""
+    sizes[tid, 2] = build_column(ints, floats, tid, -1, iy, iz, g, cell_start, order, lx, ly, lz, 2)
+    sizes[tid, 0] = build_column(ints, floats, tid, 0, iy, iz, g, cell_start, order, lx, ly, lz, 0)
 
 
 @device
-def start_window(ints, floats, tid, iy, iz, g, cell_start, order, lx, ly, lz):
-    """Window holding columns -1 and 0 of a row (before sliding to cell 0). Returns (buffer, size)."""
-    col = 2
-    tmp = 3
-    n0 = _column(ints, floats, tid, -1, iy, iz, g, cell_start, order, lx, ly, lz, 0, tmp)
-    ncol = _column(ints, floats, tid, 0, iy, iz, g, cell_start, order, lx, ly, lz, col, tmp)
-    size = _merge_into(ints, floats, 0, col, 1, tid, n0, ncol, -(1 << 62))
-    return 1, size
+def advance_row(ints, floats, sizes, tid, ix, iy, iz, g, cell_start, order, lx, ly, lz):
+    """Build column ix+1 (replacing column ix-2 in the ring)."""
+    slot = (ix + 1) % 3
+    sizes[tid, slot] = build_column(ints, floats, tid, ix + 1, iy, iz, g, cell_start, order, lx, ly, lz, slot)
+
+
+@device
+def block_of(ints, floats, sizes, tid, ix):
+    """Merged block of cell ix of the current row, in buffer BLOCK. Returns its size."""
+    return merge_columns(ints, floats, sizes, tid, (ix + 2) % 3, ix % 3, (ix + 1) % 3)
