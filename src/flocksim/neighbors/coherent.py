@@ -345,6 +345,19 @@ def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, 
     return m
 
 
+@numba.njit(parallel=True, cache=True)
+def knn_rows(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
+    """k-nearest rows in agent order: row_index[i, :fill[i]] sorted by (distance, index)."""
+    rs, rk, rd = scratch
+    for si in numba.prange(order.shape[0]):
+        tid = numba.get_thread_id()
+        i = order[si]
+        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
+        for u in range(m):
+            row_index[i, u] = rk[tid, u]
+        fill[i] = m
+
+
 # ---------------------------------------------------------------- row walks with columns
 #
 # Metric kernels walk the grid row by row (fixed y, z cell). The block of cell
