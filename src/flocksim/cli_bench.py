@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Annotated, Literal
 
 import typer
@@ -46,19 +48,29 @@ def bench(
         if mode not in ("metric", "topological"):
             fail(f"--neighbors: unknown mode {mode!r}; allowed: metric, topological")
     err = Console(stderr=True)
+    cases = [(d, size, mode) for d in dims for size in sizes for mode in modes]
     rows = []
-    for d in dims:
-        for size in sizes:
-            for mode in modes:
-                label = f"{workload} {d}D n={size} {mode}"
-                if not as_json:
-                    err.print(f"[dim]running {label} ...", highlight=False)
-                try:
-                    row = run_case(workload, d, size, _mode(mode), k, steps, warmup, threads, engine, seed)
-                except ValueError as exc:
-                    fail(str(exc))
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+    for d, size, mode in cases:
+        if not as_json:
+            err.print(f"[dim]running {workload} {d}D n={size} {mode} ...", highlight=False)
+        if len(cases) == 1:
+            try:
+                row = run_case(workload, d, size, _mode(mode), k, steps, warmup, threads, engine, seed)
+            except ValueError as exc:
+                fail(str(exc))
+        else:  # a fresh process per case, so peak memory and compile time are the case's own
+            args = [sys.executable, "-m", "flocksim.cli", "bench", "--workload", workload, "--dim", str(d),
+                    "--n", str(size), "--neighbors", mode, "--k", str(k), "--steps", str(steps),
+                    "--warmup", str(warmup), "--engine", engine, "--seed", str(seed), "--json"]  # fmt: skip
+            if threads is not None:
+                args += ["--threads", str(threads)]
+            done = subprocess.run(args, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                err.print(done.stderr.strip(), markup=False, highlight=False)
+                raise typer.Exit(done.returncode)
+            row = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(json.dumps(row), flush=True)
     if not as_json:
         for row in rows:
             err.print(
