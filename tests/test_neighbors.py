@@ -343,11 +343,11 @@ def test_agents_exactly_on_knn_grid_cell_borders(kind, dim):
     space = space_for(kind, dim)
     pos = inside(rng, 250, kind, dim)
     for _ in range(3):
-        g = grid_geometry(pos, ones(250), space, knn_cell_width(pos, ones(250), space))
+        g = grid_geometry(pos, ones(250), space, knn_cell_width(pos, ones(250), space, 7))
         origin, width, count = geometry_arrays(g, dim)
         pos = origin + np.clip(np.round((pos - origin) / width), 0, count - 1) * width
     if kind == "periodic":
-        g2 = grid_geometry(pos, ones(250), space, knn_cell_width(pos, ones(250), space))
+        g2 = grid_geometry(pos, ones(250), space, knn_cell_width(pos, ones(250), space, 7))
         assert g2 == g
     for k in (1, 3, 7, 20):
         check_knn(pos, ones(250), space, k, "knn cell borders")

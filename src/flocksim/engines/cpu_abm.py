@@ -234,7 +234,7 @@ class AbmStepper:
                 abm_headings_tiled(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g, full,
                                    model.space, c, (*scratch, runs), tile, buf, self.counts)  # fmt: skip
         else:
-            grid = build_knn_grid(state.position, state.alive, model.space)
+            grid = build_knn_grid(state.position, state.alive, model.space, q.k)
             hxs, hys, hzs = self._headings(state, grid.order)
             threads = numba.get_num_threads()
             rows = self._rows(threads, q.k)

@@ -148,9 +148,9 @@ def build_coherent_grid(position: np.ndarray, alive: np.ndarray, space: Space, m
     return CoherentGrid(g, cell_start, order, cell, xs, ys, zs, max_block)
 
 
-def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space) -> CoherentGrid:
-    """Coherent grid sized for k-nearest searches (about two agents per cell)."""
-    return build_coherent_grid(position, alive, space, knn_cell_width(position, alive, space))
+def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> CoherentGrid:
+    """Coherent grid sized for k-nearest searches."""
+    return build_coherent_grid(position, alive, space, knn_cell_width(position, alive, space, k))
 
 
 class TileScratch:

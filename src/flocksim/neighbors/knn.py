@@ -18,8 +18,12 @@ from flocksim.neighbors.brute import compact_rows, knn_buffers
 from flocksim.neighbors.csr import NeighborList
 from flocksim.space import PERIODIC, Space
 
-AGENTS_PER_CELL = 2.0
-"""Target mean occupancy of the k-nearest grid."""
+
+def agents_per_cell(k: int) -> float:
+    """Target mean occupancy of the k-nearest grid: about k/2.2, so that at uniform
+    density the k-th neighbour usually lies within the first ring of cells (27 or so
+    candidates for k = 7) without making the rings needlessly crowded."""
+    return max(2.0, k / 2.2)
 
 
 @device
@@ -40,8 +44,8 @@ def wrap_offset(c, o, count):
     return v
 
 
-def knn_cell_width(position: np.ndarray, alive: np.ndarray, space: Space) -> float:
-    """Cell width giving about AGENTS_PER_CELL agents per cell at uniform density."""
+def knn_cell_width(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> float:
+    """Cell width giving about ``agents_per_cell(k)`` agents per cell at uniform density."""
     n_alive = max(int(alive.sum()), 1)
     dim = position.shape[1]
     if space.kind == PERIODIC:
@@ -50,7 +54,7 @@ def knn_cell_width(position: np.ndarray, alive: np.ndarray, space: Space) -> flo
         pts = position[alive] if alive.any() else np.zeros((1, dim))
         extent = pts.max(axis=0) - pts.min(axis=0)
     extent = np.maximum(extent, 1e-12 + 1e-9 * float(extent.max(initial=0.0)))
-    return float((np.prod(extent) * AGENTS_PER_CELL / n_alive) ** (1.0 / dim))
+    return float((np.prod(extent) * agents_per_cell(k) / n_alive) ** (1.0 / dim))
 
 
 def knn_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> NeighborList:
@@ -61,7 +65,7 @@ def knn_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, k:
     row_index, _, fill = knn_buffers(n, k)
     if n == 0 or not alive.any():
         return compact_rows(row_index, fill)
-    grid = build_knn_grid(position, alive, space)
+    grid = build_knn_grid(position, alive, space, k)
     threads = numba.get_num_threads()
     scratch = (np.empty((threads, k), dtype=np.int64), np.empty((threads, k), dtype=np.int64), np.empty((threads, k)))
     knn_rows(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, dim, space, k,
