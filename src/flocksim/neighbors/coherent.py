@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import device
+from flocksim.kernels.compile import agent_loop, device
 from flocksim.neighbors.grid import GridGeometry, cell_coords, cell_id, grid_geometry
 from flocksim.neighbors.knn import knn_cell_width, offset_range, wrap_offset
 from flocksim.space import Space, displacement, min_image
@@ -42,7 +42,7 @@ class CoherentGrid:
     max_block: int  # most agents in any cell's 3x3(x3) block: the tile capacity
 
 
-@numba.njit(parallel=True, cache=True)
+@agent_loop
 def _cell_of(position, alive, dim, g, cell):
     for i in numba.prange(position.shape[0]):
         if alive[i]:
@@ -70,7 +70,7 @@ def _counting_sort(cell, ncell, cell_start, order):
             fill[c] += 1
 
 
-@numba.njit(parallel=True, cache=True)
+@agent_loop
 def _gather(position, dim, order, xs, ys, zs):
     for s in numba.prange(order.shape[0]):
         i = order[s]
@@ -108,7 +108,7 @@ def block_width(c, count, periodic):
     return min(c + 1, count - 1) - max(c - 1, 0) + 1
 
 
-@numba.njit(parallel=True, cache=True)
+@agent_loop
 def _max_block(g, cell_start, lx, ly, lz):
     ncell = g.nx * g.ny * g.nz
     best = np.zeros(ncell, dtype=np.int64)
@@ -129,13 +129,19 @@ def _max_block(g, cell_start, lx, ly, lz):
     return best.max() if ncell > 0 else 0
 
 
-def build_coherent_grid(position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float) -> CoherentGrid:
-    """Bin alive agents into cells at least ``min_cell`` wide and gather them in cell order."""
+def build_coherent_grid(
+    position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float, serial: bool = False
+) -> CoherentGrid:
+    """Bin alive agents into cells at least ``min_cell`` wide and gather them in cell order.
+    ``serial`` runs the binning loops on one thread (faster for small flocks)."""
     n, dim = position.shape
+    cell_of = _cell_of.serial if serial else _cell_of.parallel
+    gather = _gather.serial if serial else _gather.parallel
+    max_block = _max_block.serial if serial else _max_block.parallel
     g = grid_geometry(position, alive, space, min_cell)
     ncell = g.nx * g.ny * g.nz
     cell = np.empty(n, dtype=np.int64)
-    _cell_of(position, alive, dim, g, cell)
+    cell_of(position, alive, dim, g, cell)
     cell_start = np.empty(ncell + 1, dtype=np.int64)
     n_alive = int(np.count_nonzero(cell >= 0))
     order = np.empty(n_alive, dtype=np.int64)
@@ -143,14 +149,14 @@ def build_coherent_grid(position: np.ndarray, alive: np.ndarray, space: Space, m
     xs = np.empty(n_alive)
     ys = np.empty(n_alive)
     zs = np.empty(n_alive)
-    _gather(position, dim, order, xs, ys, zs)
-    max_block = int(_max_block(g, cell_start, g.cx * g.nx, g.cy * g.ny, g.cz * g.nz)) if n_alive else 0
-    return CoherentGrid(g, cell_start, order, cell, xs, ys, zs, max_block)
+    gather(position, dim, order, xs, ys, zs)
+    largest = int(max_block(g, cell_start, g.cx * g.nx, g.cy * g.ny, g.cz * g.nz)) if n_alive else 0
+    return CoherentGrid(g, cell_start, order, cell, xs, ys, zs, largest)
 
 
-def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> CoherentGrid:
+def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int, serial: bool = False) -> CoherentGrid:
     """Coherent grid sized for k-nearest searches."""
-    return build_coherent_grid(position, alive, space, knn_cell_width(position, alive, space, k))
+    return build_coherent_grid(position, alive, space, knn_cell_width(position, alive, space, k), serial)
 
 
 class TileScratch:
