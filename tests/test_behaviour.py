@@ -67,9 +67,16 @@ class Run:
     last_10s: float
 
 
+PINNED = {
+    # measured above with seed 003's basic alignment and no spontaneous turns, before the preset
+    # switched to inertial spin with turns (tests/test_starlings_behaviour.py covers those)
+    "starlings-2d": ("rules.alignment.mode=basic", "turning.enabled=false"),
+}
+
+
 @functools.cache
 def run(name: str, seed: int, overrides: tuple[str, ...] = ()) -> Run:
-    params = apply_overrides(load_preset(name), list(overrides))
+    params = apply_overrides(load_preset(name), [*PINNED.get(name, ()), *overrides])
     assert params.agents.init.kind == "random"
     assert params.world.dt == pytest.approx(1 / 60)
     sim = Simulation(params, seed=seed)

@@ -199,7 +199,10 @@ AXIS = "[[axes]]\nkey = 'rules.alignment.weight'\n"
 BAD = [
     (HEAD + "colour = 'red'\n" + SUMMARY, ["colour", "unknown key", "allowed keys here", "axes"]),
     (HEAD + AXIS + "values = []\n" + SUMMARY, ["axes[0].values", "empty axis"]),
-    (HEAD + AXIS + "range = {start = 0, stop = 1, num = 0}\n" + SUMMARY, ["axes[0].range.num", "greater than or equal to 1"]),
+    (
+        HEAD + AXIS + "range = {start = 0, stop = 1, num = 0}\n" + SUMMARY,
+        ["axes[0].range.num", "greater than or equal to 1"],
+    ),
     (HEAD + AXIS + "values = [1]\nstep = 2\n" + SUMMARY, ["axes[0].step", "unknown key", "values, range, log"]),
     (HEAD + AXIS.replace("alignment", "alinement") + "values = [1]\n" + SUMMARY, ["rules.alinement", "unknown key"]),
     (HEAD + AXIS + "values = [1, -2]\n" + SUMMARY, ["axes[0]", "-2", "allowed: >= 0"]),
@@ -257,6 +260,8 @@ def test_bad_summary_exits_2(runner, tmp_path, summary, expected):
 
 
 def test_unknown_shipped_sweep_and_bad_options(runner, tmp_path):
+    result = runner.invoke(app, ["sweep"])
+    assert result.exit_code == 2 and "TARGET: missing" in result.stderr and "--list" in result.stderr
     result = runner.invoke(app, ["sweep", "nope"])
     assert result.exit_code == 2 and "boids-separation" in result.stderr
     result = runner.invoke(app, ["sweep", "boids-separation", "-o", str(tmp_path / "r.csv")])
@@ -402,7 +407,7 @@ def test_resume_after_interrupt_does_not_redo_rows(client, tmp_path):
 
 
 def test_resume_after_sigkill_of_the_sweep_process(client, tmp_path):
-    sweep_file = slow_sweep(24, tmp_path)
+    sweep_file = slow_sweep(16, tmp_path)
     out = tmp_path / "k.parquet"
     parts = tmp_path / "k.parquet.parts"
     address = client.scheduler.address
@@ -422,11 +427,11 @@ def test_resume_after_sigkill_of_the_sweep_process(client, tmp_path):
     assert not out.exists()
     journal = pq.read_table(sorted(parts.glob("part-*.parquet"))).to_pylist()
     kept = {r["task_id"]: r for r in journal}
-    assert 0 < len(kept) < 24
+    assert 0 < len(kept) < 16
     report = run_sweep(load_sweep(sweep_file), out, client=client, resume=True)
-    assert report.resumed == len(kept) and report.ran == 24 - len(kept)
+    assert report.resumed == len(kept) and report.ran == 16 - len(kept)
     rows = rows_of(out)
-    assert len(rows) == 24 and len({r["task_id"] for r in rows}) == 24 and not parts.exists()
+    assert len(rows) == 16 and len({r["task_id"] for r in rows}) == 16 and not parts.exists()
     assert all(r["status"] == "ok" for r in rows)
     for r in rows:
         if r["task_id"] in kept:
@@ -497,3 +502,42 @@ def test_cli_sweep_summary_and_plot(client, runner, tmp_path):
     assert result.exit_code == 2 and "not a flocksim sweep results file" in result.stderr
     result = runner.invoke(app, ["plot", str(tmp_path / "grid.toml")])
     assert result.exit_code == 2 and "allowed: a file ending in .parquet" in result.stderr
+
+
+def test_docs_describe_the_shipped_sweeps_and_their_example_parses():
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    text = (docs / "sweeps.md").read_text(encoding="utf-8")
+    for name in shipped_sweeps():
+        assert f"### {name}" in text, f"docs/sweeps.md does not describe {name}"
+        assert (docs / "img" / f"sweep-{name}.png").is_file()
+    example = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    sweep = parse_sweep(example, name="example")
+    assert sweep.n_tasks == 2 * 9 * 7 * 4 * 5
+    assert sweep.axis_keys == ["neighbors.mode", "rules.alignment.weight", "rules.separation.weight", "neighbors.k"]
+
+
+def test_random_draws_that_repeat_a_point_run_once():
+    text = "base = 'boids-2d'\nsteps = 10\n[sampling]\nkind = 'random'\nsamples = 50\n"
+    text += "[[axes]]\nkey = 'neighbors.mode'\nvalues = ['metric', 'topological']\n" + SUMMARY
+    sweep = parse_sweep(text)
+    assert sweep.n_tasks == len(expand(sweep)) == 2
+
+
+def test_lost_rows_are_run_again_by_resume(tmp_path):
+    from flocksim.sweep.results import ResultsStore
+    from flocksim.sweep.runner import lost_row
+
+    sweep = parse_sweep(GRID, name="grid")
+    tasks = expand(sweep)
+    job = Job(base=to_dict(sweep.base), steps=sweep.spec.steps, summaries=tuple(sweep.spec.summaries))
+    store = ResultsStore(sweep, tmp_path / "l.parquet")
+    store.add(lost_row(job, tasks[0], RuntimeError("KilledWorker: worker died 3 times")))
+    store.add({**lost_row(job, tasks[1], RuntimeError("x")), "status": "failed", "error": "ValueError: bad"})
+    store.flush()  # as if the sweep were killed here: only the journal exists
+    resumed = ResultsStore(sweep, tmp_path / "l.parquet", resume=True)
+    assert resumed.done == {tasks[1].task_id}  # the failed run is finished, the lost one is not
+    resumed.add({**lost_row(job, tasks[0], RuntimeError("x")), "status": "ok", "error": None})
+    table = resumed.finalize([t.task_id for t in tasks])
+    assert table.column("task_id").to_pylist() == [tasks[0].task_id, tasks[1].task_id]
+    assert table.column("status").to_pylist() == ["ok", "failed"]
+    assert not (tmp_path / "l.parquet.parts").exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from flocksim import metrics
+from flocksim import io, metrics
 from flocksim.config import ConfigError, apply_overrides, load_toml, save_toml
 from flocksim.params import AbmFlockingParams, Params, ReynoldsParams, parse_params
 from flocksim.scenarios import load_preset, preset_names
@@ -25,6 +25,7 @@ __all__ = [
     "Simulation",
     "__version__",
     "apply_overrides",
+    "io",
     "load_preset",
     "load_toml",
     "metrics",

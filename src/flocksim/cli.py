@@ -157,8 +157,9 @@ def run(
 
     Example: flocksim run boids-2d --steps 3600 --seed 3 --set rules.alignment.weight=0.5 --metrics m.csv
 
-    Recording: flocksim run starlings-3d --steps 6000 --out run.zarr --every 10; after an
-    interruption (Ctrl-C, a crash, a kill): flocksim run --resume run.zarr
+    Recording: flocksim run starlings-3d --steps 6000 --out run.zarr --every 10
+
+    Continue it after Ctrl-C, a crash or a kill: flocksim run --resume run.zarr
     """
     try:
         if resume_store is not None:
@@ -404,7 +405,7 @@ def sweep(
         return
     try:
         if target is None:
-            raise UsageError("SWEEP: missing; allowed: a sweep TOML file or a shipped sweep (flocksim sweep --list)")
+            raise UsageError("TARGET: missing; allowed: a sweep TOML file or a shipped sweep (flocksim sweep --list)")
         spec = load_sweep(target)
         if steps is not None or seeds is not None or overrides:
             spec = spec.with_options(steps=steps, seeds=seeds, overrides=overrides)
@@ -479,8 +480,6 @@ def _plot_run(source: Path, output: Path | None, x: str | None, y: str | None, h
     try:
         if x is not None or y is not None or hue is not None:
             raise UsageError("-x, -y, --hue: apply to sweep results (.parquet) only")
-        if not source.exists():
-            raise UsageError(f"{source}: no such file or directory")
         output = output if output is not None else source.with_suffix(".png")
         check_output_path("--output", output)
         figure = plot_metrics(source, output)

@@ -343,7 +343,7 @@ class Predator(Strict):
     enabled: bool = Field(False, description="Put predators in the world; allowed: true | false.")
     count: int = quantity(1, "predators", "Number of predators", ge=1, le=1000)
     speed: float = quantity(1.3, "x agents.max_speed", "Predator speed", gt=0.0, le=100.0)
-    max_turn_deg: float = quantity(180.0, "deg/s", "Largest turn rate of a predator", gt=0.0, le=1e6)
+    max_turn_deg: float = quantity(60.0, "deg/s", "Largest turn rate of a predator", gt=0.0, le=1e6)
     lead_max: float = quantity(1.0, "s", "Longest look-ahead when predicting the target's position", ge=0.0, le=1e6)
     catch_radius: float = quantity(10.0, "units", "A target this close (or closer) is caught", ge=0.0, le=1e9)
     retarget_after: float = quantity(
@@ -352,7 +352,7 @@ class Predator(Strict):
     min_remaining: int = quantity(20, "agents", "No catch while this many birds or fewer remain", ge=0, le=50_000_000)
     detection: float = quantity(100.0, "units", "Birds closer than this react to the predator", ge=0.0, le=1e9)
     flee_weight: float = quantity(
-        2.0, "", "Weight of fleeing; the flee force also scales with 1 - distance/detection", ge=0.0, le=1e6
+        3.0, "", "Weight of fleeing; the flee force also scales with 1 - distance/detection", ge=0.0, le=1e6
     )
     flee_speed: float = quantity(
         1.3,

@@ -32,7 +32,7 @@ class PlotError(ValueError):
 def load_metrics(source: str | Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(time [s], {metric: values}) from a trajectory store or a ``flocksim run --metrics`` CSV."""
     source = Path(source)
-    if source.is_dir():
+    if source.is_dir() or source.suffix.lower() == ".zarr":
         from flocksim.io.store import TrajectoryStore
 
         store = TrajectoryStore.open(source)
@@ -85,6 +85,8 @@ def plot_metrics(source: str | Path, output: str | Path, title: str | None = Non
             ax.fill_between(time, values - std, values + std, color="#1f5fa8", alpha=0.2, linewidth=0)
         if ylim is not None:
             ax.set_ylim(*ylim)
+        elif key in ("caught", "n_alive"):
+            ax.set_ylim(bottom=0.0, top=max(float(np.nanmax(values)) * 1.05, 1.0) if len(values) else 1.0)
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("time [s]")

@@ -190,7 +190,12 @@ class Recorder:
         for name in self._extras:
             value = getattr(state, name)
             tail_shape = tuple(int(s) for s in value.shape[1:])
-            tail = ("space",) if tail_shape == (dim,) else tuple(f"{name}_axis{i}" for i in range(len(tail_shape)))
+            if tail_shape == (dim,):
+                tail: tuple[str, ...] = ("space",)
+            elif tail_shape == (3,):
+                tail = ("xyz",)  # a 3-vector in 2D (spin: only z is used there)
+            else:
+                tail = tuple(f"{name}_axis{i}" for i in range(len(tail_shape)))
             dtype = fdtype if value.dtype.kind == "f" else str(value.dtype)
             fill = np.nan if value.dtype.kind == "f" else (False if value.dtype.kind == "b" else 0)
             variables.append(FrameVariable(name, dtype, fill, tail, tail_shape, {"long_name": f"state.{name}"}))

@@ -107,7 +107,7 @@ def blend_lines(img, start, end, colors, alpha, max_length):
     """Draw segments start[i] -> end[i] (pixel coordinates) blended over the image with
     opacity ``alpha[i]`` in [0, 1]: pixel = pixel + alpha (color - pixel). Segments longer than
     ``max_length`` pixels (a jump across a periodic edge) or with a non-finite end are skipped.
-    Each pixel of a segment is blended once (a DDA walk, one sample per pixel step)."""
+    A DDA walk from end to end, at most one pixel step per sample; each pixel is blended once."""
     height = img.shape[0]
     width = img.shape[1]
     for i in range(start.shape[0]):
@@ -123,11 +123,17 @@ def blend_lines(img, start, end, colors, alpha, max_length):
         length = max(abs(dx), abs(dy))
         if length > max_length:
             continue
-        steps = int(length) + 1
-        for s in range(steps):
-            t = s / steps
+        n = math.ceil(length)
+        last_x = -1
+        last_y = -1
+        for s in range(n + 1):
+            t = s / n if n > 0 else 0.0
             px = math.floor(x0 + t * dx)
             py = math.floor(y0 + t * dy)
+            if px == last_x and py == last_y:
+                continue
+            last_x = px
+            last_y = py
             if 0 <= px < width and 0 <= py < height:
                 for c in range(3):
                     v = img[py, px, c] + a * (colors[i, c] - img[py, px, c])

@@ -142,8 +142,9 @@ class ResultsStore:
             meta = sweep_metadata(source)
             if meta.get("fingerprint") != self.sweep.fingerprint:
                 raise SweepError(
-                    f"--resume: {source} holds results of a different sweep (its base parameters, axis keys, steps "
-                    "or summaries differ); allowed: the same sweep (more values or seeds are fine), or another -o path"
+                    f"--resume: {source} holds results of a different sweep (its base parameters, axis keys or "
+                    "types, steps or summaries differ); allowed: the same sweep (more values or seeds are fine), "
+                    "or another -o path"
                 )
             tables.append(pq.read_table(source))
         if not tables:

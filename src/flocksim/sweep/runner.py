@@ -100,7 +100,6 @@ def dask_client(
     whose numba runs ``threads`` threads. Closed (with its cluster) on exit."""
     from distributed import Client, LocalCluster
 
-    logging.getLogger("distributed").setLevel(logging.ERROR)
     if scheduler is not None:
         if workers is not None:
             raise SweepError("--workers: applies to the local cluster only; allowed: --workers or --scheduler")
@@ -120,7 +119,8 @@ def dask_client(
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
-            silence_logs=logging.ERROR,
+            scheduler_kwargs={"dashboard_address": ":0"},  # its health/metrics HTTP server: any free port
+            silence_logs=logging.CRITICAL,  # worker trouble shows in the rows (status lost), not as log noise
             env={"NUMBA_NUM_THREADS": str(threads)},
         )
         client = Client(cluster)
@@ -245,6 +245,7 @@ def _execute(
         TextColumn("ETA"),
         TimeRemainingColumn(),
         TimeElapsedColumn(),
+        TextColumn("{task.fields[note]}", style="dim"),
         console=console,
         disable=console is None,
         transient=True,
@@ -253,7 +254,8 @@ def _execute(
     interrupted = False
     checked = time.monotonic()
     with progress:
-        bar = progress.add_task("sweep", total=resumed + len(todo), completed=resumed)
+        note = "(the first runs load or compile the numba kernels)"
+        bar = progress.add_task("sweep", total=resumed + len(todo), completed=resumed, note=note)
         try:
             submit(window)
             for future in pending:
@@ -270,7 +272,7 @@ def _execute(
                 future.release()
                 store.add(row)
                 ran += 1
-                progress.advance(bar)
+                progress.update(bar, advance=1, note="")
                 if on_row is not None:
                     on_row(row)
                 if time.monotonic() - checked > 2.0:

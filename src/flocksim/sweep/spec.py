@@ -294,8 +294,13 @@ class Sweep:
             return self.spec.sampling.samples
         return math.prod(len(a.grid_values()) for a in self.spec.axes)
 
-    @property
+    @cached_property
     def n_tasks(self) -> int:
+        """Number of runs (random draws that repeat a point and seed are run once)."""
+        if self.spec.sampling.kind == "random":
+            from flocksim.sweep.expand import expand
+
+            return len(expand(self))
         return self.n_points * self.spec.seeds
 
     @cached_property

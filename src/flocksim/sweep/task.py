@@ -107,6 +107,7 @@ def run_task(job: Job, task: Task) -> dict[str, Any]:
     }
     started = time.perf_counter()
     compile_s = 0.0
+    sim = None
     try:
         params = apply_overrides(validate(job.base), [override_text(k, v) for k, v in task.point])
         sim = Simulation(params, seed=task.seed, threads=job.threads)
@@ -118,10 +119,10 @@ def run_task(job: Job, task: Task) -> dict[str, Any]:
             samples[step] = sim.metrics()
         sim.step(job.steps - sim.steps)
         row.update(summarize(job.summaries, samples, sim.dt, job.steps))
-        row["steps"] = sim.steps
     except Exception as exc:
         row["status"] = STATUS_FAILED
         row["error"] = one_line(exc)
+    row["steps"] = sim.steps if sim is not None else 0
     row["compile_s"] = compile_s
     row["wall_s"] = time.perf_counter() - started - compile_s
     return row

@@ -1,0 +1,108 @@
+"""``flocksim experiment``: every experiment runs from the CLI (--quick), prints a table and writes CSV;
+bad input is one line with exit status 2 and leaves no file."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from flocksim.cli import app
+from flocksim.experiments import EXPERIMENTS, run_experiment, summarize
+
+
+@pytest.fixture(scope="module")
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def invoke(runner: CliRunner, *args: str):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_every_experiment_runs_quick(runner, tmp_path, name):
+    path = tmp_path / f"{name}.csv"
+    result = invoke(runner, "experiment", name, "--quick", "--seeds", "1", "--csv", path, "-q")
+    assert result.exit_code == 0, result.output
+    experiment = EXPERIMENTS[name]
+    assert name in result.stdout and "seed" in result.stdout and "±" not in result.stdout  # one seed: no sd
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith(f"{name}: {len(experiment.conditions)} runs in ") and str(path) in last
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and set(rows[0]) == {"experiment", "dim", "condition", "seed", "metric", "value"}
+    conditions = {(int(r["dim"]), r["condition"]) for r in rows}
+    assert conditions == {(c.dim, c.label) for c in experiment.conditions}
+    assert {r["experiment"] for r in rows} == {name} and {r["seed"] for r in rows} == {"0"}
+    for row in rows:
+        value = float(row["value"])
+        assert math.isfinite(value) or row["metric"] in {"edge_rad", "interior_rad", "axis_cos", "aspect", "repetition"}
+
+
+def test_predator_experiment_counts_catches():
+    rows = run_experiment("predator-multipliers", [0], quick=True)
+    per_min = {(r["dim"], r["condition"]): r["value"] for r in rows if r["metric"] == "catch_per_min"}
+    caught = {(r["dim"], r["condition"]): r["value"] for r in rows if r["metric"] == "caught"}
+    assert len(per_min) == 6
+    for key, rate in per_min.items():
+        assert rate == pytest.approx(caught[key] * 60 / 5.0)  # quick: 5 simulated seconds
+
+
+def test_turn_propagation_first_change_is_about_the_turned_share():
+    # quick: 80 birds, 10 turned by 60 degrees. In a perfectly aligned flock the mean heading moves
+    # by atan(10 sin 60 / (70 + 10 cos 60)) = 6.6 degrees at once; the 3D flock starts aligned
+    # (polarization > 0.85 after the 2 s warm-up), so it is close to that.
+    rows = run_experiment("turn-propagation", [0], quick=True)
+    pol = {r["condition"]: r["value"] for r in rows if r["metric"] == "polarization" and r["dim"] == 3}
+    first = {r["condition"]: r["value"] for r in rows if r["metric"] == "dheading_0s_deg" and r["dim"] == 3}
+    assert set(first) == {"inertial-spin", "basic"}
+    for condition, change in first.items():
+        assert pol[condition] > 0.85
+        assert 4.0 < change < 10.0, (condition, change, pol[condition])
+
+
+def test_summarize_mean_sd_count():
+    rows = [
+        {"dim": 2, "condition": "a", "metric": "m", "value": v, "seed": s, "experiment": "x"}
+        for s, v in enumerate([1.0, 2.0, 3.0, math.nan])
+    ]
+    (row,) = summarize(rows)
+    assert row["mean"] == 2.0 and row["sd"] == 1.0 and row["n"] == 3
+
+
+def test_list_and_help(runner):
+    result = invoke(runner, "experiment", "--list")
+    assert result.exit_code == 0
+    for name in EXPERIMENTS:
+        assert name in result.stdout
+    help_text = invoke(runner, "experiment", "--help").stdout
+    assert "Example: flocksim experiment" in help_text
+    for option in ("--seeds", "--quick", "--csv", "--jobs"):
+        assert option in help_text
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["nope"], ["unknown experiment", "predator-multipliers"]),
+        ([], ["NAME", "missing"]),
+        (["shape", "--seeds", "0"], ["--seeds"]),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(runner, tmp_path, args, words):
+    path = tmp_path / "out.csv"
+    result = invoke(runner, "experiment", *args, "--csv", path, "-q")
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.output
+    for word in words:
+        assert word in lines[0]
+    assert not path.exists()
+
+
+def test_csv_into_missing_directory_is_refused(runner, tmp_path):
+    result = invoke(runner, "experiment", "shape", "--quick", "--csv", tmp_path / "no" / "x.csv")
+    assert result.exit_code == 2 and "does not exist" in result.output
