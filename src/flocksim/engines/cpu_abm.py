@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import agent_loop, device
+from flocksim.kernels.compile import agent_loop, block_device
 from flocksim.kernels.vector import normalize_or_zero
 from flocksim.models.abm_flocking import ABM_EMPTY, AbmFlockingModel, abm_accumulate, abm_finish, abm_heading, abm_move
 from flocksim.neighbors import BRUTE_FORCE_BELOW, find_neighbors
@@ -64,49 +64,72 @@ def gather_headings(velocity, dim, order, hxs, hys, hzs):
         hxs[s], hys[s], hzs[s] = normalize_or_zero(velocity[i, 0], velocity[i, 1], vz)
 
 
-@device
+@block_device
 def scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts):
     """Every bird of the cell (slots lo..hi) against the cell's tile of t entries, which
     is sorted by bird index.
 
     Per bird: squared distances to the whole tile (a branch-free loop), then the
     accepted entries compacted, then accumulated in tile order: the same sums, in
-    the same order, as the reference's pass over a neighbour row.
+    the same order, as the reference's pass over a neighbour row. The 2D loops leave
+    out z, whose terms are exact zeros there.
     """
     t_x, t_y, t_z, t_sx, t_sy, t_sz, t_d2, t_key, t_slot, t_pick = tile
+    tx = t_x[tid]
+    ty = t_y[tid]
+    tz = t_z[tid]
+    tsx = t_sx[tid]
+    tsy = t_sy[tid]
+    tsz = t_sz[tid]
+    td2 = t_d2[tid]
+    tkey = t_key[tid]
+    tslot = t_slot[tid]
+    pick = t_pick[tid]
     shifted = not (full[0] or full[1] or full[2])
-    r2 = c.vision2
+    flat = shifted and c.dim == 2
+    r2 = np.inf if c.topological else c.vision2
     for si in range(lo, hi):
         i = order[si]
         xi = xs[si]
         yi = ys[si]
         zi = zs[si]
-        if shifted:
+        if flat:
             for u in range(t):
-                dx = (t_x[tid, u] - xi) - t_sx[tid, u]
-                dy = (t_y[tid, u] - yi) - t_sy[tid, u]
-                dz = (t_z[tid, u] - zi) - t_sz[tid, u]
-                t_d2[tid, u] = dx * dx + dy * dy + dz * dz
+                dx = (tx[u] - xi) - tsx[u]
+                dy = (ty[u] - yi) - tsy[u]
+                td2[u] = dx * dx + dy * dy
+        elif shifted:
+            for u in range(t):
+                dx = (tx[u] - xi) - tsx[u]
+                dy = (ty[u] - yi) - tsy[u]
+                dz = (tz[u] - zi) - tsz[u]
+                td2[u] = dx * dx + dy * dy + dz * dz
         else:
             for u in range(t):
                 dx, dy, dz = tile_displacement(
-                    xi, yi, zi, t_x[tid, u], t_y[tid, u], t_z[tid, u],
-                    t_sx[tid, u], t_sy[tid, u], t_sz[tid, u], full[0], full[1], full[2], space,
-                )  # fmt: skip
-                t_d2[tid, u] = dx * dx + dy * dy + dz * dz
+                    xi, yi, zi, tx[u], ty[u], tz[u], tsx[u], tsy[u], tsz[u], full[0], full[1], full[2], space
+                )
+                td2[u] = dx * dx + dy * dy + dz * dz
         m = 0
         for u in range(t):
-            t_pick[tid, m] = u
-            m += 1 if (t_d2[tid, u] <= r2 or c.topological) and t_key[tid, u] != i else 0
+            pick[m] = u
+            m += np.int64((td2[u] <= r2) & (tkey[u] != i))  # & not `and`: no unpredictable branch
         acc = ABM_EMPTY
-        for e in range(m):
-            u = t_pick[tid, e]
-            dx, dy, dz = tile_displacement(
-                xi, yi, zi, t_x[tid, u], t_y[tid, u], t_z[tid, u],
-                t_sx[tid, u], t_sy[tid, u], t_sz[tid, u], full[0], full[1], full[2], space,
-            )  # fmt: skip
-            s = t_slot[tid, u]
-            acc = abm_accumulate(acc, dx, dy, dz, t_d2[tid, u], hxs[s], hys[s], hzs[s], c)
+        if flat:
+            for e in range(m):
+                u = pick[e]
+                s = tslot[u]
+                dx = (tx[u] - xi) - tsx[u]
+                dy = (ty[u] - yi) - tsy[u]
+                acc = abm_accumulate(acc, dx, dy, 0.0, td2[u], hxs[s], hys[s], 0.0, c)
+        else:
+            for e in range(m):
+                u = pick[e]
+                s = tslot[u]
+                dx, dy, dz = tile_displacement(
+                    xi, yi, zi, tx[u], ty[u], tz[u], tsx[u], tsy[u], tsz[u], full[0], full[1], full[2], space
+                )
+                acc = abm_accumulate(acc, dx, dy, dz, td2[u], hxs[s], hys[s], hzs[s], c)
         hx, hy, hz = abm_finish(hxs[si], hys[si], hzs[si], acc, c)
         out[i, 0] = hx
         out[i, 1] = hy
@@ -114,7 +137,7 @@ def scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, spac
         counts[i] = acc[0]
 
 
-@device
+@block_device
 def fill_tile(tile, tid, u, s, key, sx, sy, sz, xs, ys, zs):
     """Entry u of the tile: bird in slot s (index key) seen with image shift (sx, sy, sz)."""
     t_x, t_y, t_z, t_sx, t_sy, t_sz, _t_d2, t_key, t_slot, _t_pick = tile

@@ -63,8 +63,8 @@ def abm_accumulate(acc, dx, dy, dz, d2, ux, uy, uz, c):
     common in the grid scan and their branch would be unpredictable.
     """
     count, cx, cy, cz, sx, sy, sz, mx, my, mz = acc
-    inside = c.topological or d2 <= c.vision2
-    close = inside and d2 < c.separation2
+    inside = c.topological | (d2 <= c.vision2)  # | and &, not or/and: selects, not branches
+    close = inside & (d2 < c.separation2)
     return (
         count + 1 if inside else count,
         cx + dx if inside else cx,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import agent_loop, device
+from flocksim.kernels.compile import agent_loop, device, hot_device
 from flocksim.neighbors.grid import GridGeometry, cell_coords, cell_id, grid_geometry
 from flocksim.neighbors.knn import knn_cell_width, offset_range, wrap_offset
 from flocksim.space import Space, displacement, min_image
@@ -79,7 +79,7 @@ def _gather(position, dim, order, xs, ys, zs):
         zs[s] = position[i, 2] if dim == 3 else 0.0
 
 
-@device
+@hot_device
 def block_axis(c, count, periodic, length, e):
     """Cell and image shift L*m of the e-th cell of the block around cell c on one axis.
 
@@ -101,7 +101,7 @@ def block_axis(c, count, periodic, length, e):
     return lo + e, 0.0
 
 
-@device
+@hot_device
 def block_width(c, count, periodic):
     if periodic:
         return count if count < 3 else 3
@@ -255,7 +255,7 @@ def build_tile(c, g, cell_start, order, space_l, tid, src, key, perm, perm2, shx
     return t
 
 
-@device
+@hot_device
 def tile_displacement(xi, yi, zi, xj, yj, zj, sx, sy, sz, full_x, full_y, full_z, space):
     """Displacement i -> j inside a tile: (x_j - x_i) - L*m per axis, or the full
     minimum image on axes with fewer than 3 cells; bitwise what ``displacement`` gives
@@ -274,7 +274,7 @@ def full_image_axes(g: GridGeometry) -> tuple[bool, bool, bool]:
     return (g.periodic and g.nx < 3, g.periodic and g.ny < 3, g.periodic and g.nz < 3)
 
 
-@device
+@hot_device
 def knn_insert_keyed(row_slot, row_key, row_d2, tid, m, k, slot, key, d2):
     """Insert (d2, key) into a k-nearest buffer row sorted by (d2, key); returns the new fill."""
     if m == k:
@@ -296,7 +296,7 @@ def knn_insert_keyed(row_slot, row_key, row_d2, tid, m, k, slot, key, d2):
     return m
 
 
-@device
+@hot_device
 def _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd):
     xi = xs[si]
     yi = ys[si]
@@ -311,18 +311,20 @@ def _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, 
 BOUND_SAFETY = 1.0 - 1e-9
 
 
-@device
+@hot_device
 def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd):
     """k nearest agents of the agent in slot si, by rings of cells (see knn.py);
     fills row ``tid`` of (rs: slots, rk: agent indices, rd: squared distances),
     sorted by (distance, index); c is the slot's cell. Returns how many were found
     (< k if fewer exist)."""
-    width = min(g.cx, g.cy)
-    if dim == 3:
-        width = min(width, g.cz)
     ix = c % g.nx
     iy = (c // g.nx) % g.ny
     iz = c // (g.nx * g.ny)
+    # after ring r every unvisited agent lies beyond the (2r+1)-cell block on some axis:
+    # at least r cell widths plus the distance from this agent to its own cell's wall
+    wx = _wall_gap(xs[si], g.ox, g.cx, ix)
+    wy = _wall_gap(ys[si], g.oy, g.cy, iy)
+    wz = _wall_gap(zs[si], g.oz, g.cz, iz) if dim == 3 else np.inf
     xlo, xhi = offset_range(ix, g.nx, g.periodic)
     ylo, yhi = offset_range(iy, g.ny, g.periodic)
     zlo, zhi = offset_range(iz, g.nz, g.periodic)
@@ -345,10 +347,21 @@ def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, 
                         cb = cell_id(cx, cy, wrap_offset(iz, r, g.nz), g)
                         m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd)
         if m == k:
-            bound = r * width * BOUND_SAFETY
+            bound = min(r * g.cx + wx, r * g.cy + wy)
+            if dim == 3:
+                bound = min(bound, r * g.cz + wz)
+            bound *= BOUND_SAFETY
             if rd[tid, k - 1] < bound * bound:
                 break
     return m
+
+
+@hot_device
+def _wall_gap(x, origin, width, c):
+    """Distance from coordinate x to the nearer wall of its cell c on one axis (>= 0)."""
+    lo = x - (origin + c * width)
+    hi = (origin + (c + 1) * width) - x
+    return max(min(lo, hi), 0.0)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -405,7 +418,7 @@ def row_walk_supported(g):
     return not g.periodic or g.nx >= 3
 
 
-@device
+@hot_device
 def _copy_entry(ints, floats, tid, src, s, dst, o):
     ints[dst, tid, o, 0] = ints[src, tid, s, 0]
     ints[dst, tid, o, 1] = ints[src, tid, s, 1]

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import device
+from flocksim.kernels.compile import device, hot_device
 from flocksim.kernels.vector import load
 from flocksim.neighbors.csr import NeighborList, starts_from_counts
 from flocksim.neighbors.pairs import pair_distance2, sort_row
@@ -72,7 +72,7 @@ def grid_geometry(
     return GridGeometry(o[0], o[1], o[2], c[0], c[1], c[2], k[0], k[1], k[2], space.kind == PERIODIC)
 
 
-@device
+@hot_device
 def axis_cell(x, origin, width, count):
     c = math.floor((x - origin) / width)
     if c < 0:
@@ -82,7 +82,7 @@ def axis_cell(x, origin, width, count):
     return c
 
 
-@device
+@hot_device
 def cell_coords(position, i, dim, g):
     x, y, z = load(position, i, dim)
     if g.periodic:  # bin a not-yet-wrapped position by its image in the box, as minimum-image distances see it
@@ -92,7 +92,7 @@ def cell_coords(position, i, dim, g):
     return axis_cell(x, g.ox, g.cx, g.nx), axis_cell(y, g.oy, g.cy, g.ny), axis_cell(z, g.oz, g.cz, g.nz)
 
 
-@device
+@hot_device
 def cell_id(ix, iy, iz, g):
     return (iz * g.ny + iy) * g.nx + ix
 
