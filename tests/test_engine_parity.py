@@ -16,15 +16,6 @@ from flocksim.models import make_model
 from flocksim.state import new_state
 
 
-@pytest.fixture(params=["serial", "parallel"], autouse=True)
-def loop_kind(request, monkeypatch):
-    """Run every test with the serial and with the parallel versions of the loops."""
-    import flocksim.engines.cpu_abm as cpu_abm
-
-    monkeypatch.setattr(cpu_abm, "SERIAL_BELOW", 10**9 if request.param == "serial" else 0)
-    return request.param
-
-
 def abm_params(dim: int, mode: str, side: float, method: str, k: int = 7, vision: float = 1.5, kind="periodic"):
     return validate(
         {

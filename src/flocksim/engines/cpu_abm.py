@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import agent_loop, block_device
+from flocksim.kernels.compile import block_device
 from flocksim.kernels.vector import normalize_or_zero
 from flocksim.models.abm_flocking import ABM_EMPTY, AbmFlockingModel, abm_accumulate, abm_finish, abm_heading, abm_move
 from flocksim.neighbors import BRUTE_FORCE_BELOW, find_neighbors
@@ -36,7 +36,7 @@ from flocksim.space import displacement
 from flocksim.state import FlockState
 
 
-@agent_loop
+@numba.njit(parallel=True, cache=True)
 def abm_headings(position, velocity, alive, start, index, dim, space, c, out):
     """Phase one (reference path): out[i] = new unit heading of bird i from its neighbour row."""
     for i in numba.prange(position.shape[0]):
@@ -47,7 +47,7 @@ def abm_headings(position, velocity, alive, start, index, dim, space, c, out):
             out[i, 2] = hz
 
 
-@agent_loop
+@numba.njit(parallel=True, cache=True)
 def abm_moves(position, velocity, alive, heading, dim, space, speed, dt):
     """Phase two: move every alive bird along its new heading."""
     for i in numba.prange(position.shape[0]):
@@ -55,7 +55,7 @@ def abm_moves(position, velocity, alive, heading, dim, space, speed, dt):
             abm_move(i, position, velocity, heading[i, 0], heading[i, 1], heading[i, 2], dim, space, speed, dt)
 
 
-@agent_loop
+@numba.njit(parallel=True, cache=True)
 def gather_headings(velocity, dim, order, hxs, hys, hzs):
     """Unit headings of the birds in slot (cell) order."""
     for s in numba.prange(order.shape[0]):
@@ -151,7 +151,7 @@ def fill_tile(tile, tid, u, s, key, sx, sy, sz, xs, ys, zs):
     t_slot[tid, u] = s
 
 
-@agent_loop
+@numba.njit(parallel=True, cache=True)
 def abm_headings_rows(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, space, c, columns, tile, out, counts):
     """Phase one, metric mode: walk each row of cells keeping the three columns of the
     current block; every bird of a cell scans the cell's block, sorted by bird index."""
@@ -176,7 +176,7 @@ def abm_headings_rows(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, spa
             scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts)
 
 
-@agent_loop
+@numba.njit(parallel=True, cache=True)
 def abm_headings_tiled(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, space, c, scratch, tile, out, counts):
     """Phase one, metric mode on grids too small to walk by columns (periodic x with
     fewer than 3 cells): per cell, gather its block into a tile sorted by bird index."""
@@ -196,7 +196,7 @@ def abm_headings_tiled(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, sp
         scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts)
 
 
-@agent_loop
+@numba.njit(parallel=True, cache=True)
 def abm_headings_knn(xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k, rows, out, counts):
     """Phase one, topological mode: ring search for the k nearest of each bird, then
     accumulate them in (distance, index) order."""
@@ -217,10 +217,6 @@ def abm_headings_knn(xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim,
         counts[i] = acc[0]
 
 
-SERIAL_BELOW = 20_000
-"""Flocks with fewer alive birds run the serial versions of the loops (no thread start-up)."""
-
-
 class AbmStepper:
     """Chooses the reference or the fused coherent-grid path and keeps the scratch buffers."""
 
@@ -236,46 +232,41 @@ class AbmStepper:
         c = model.coefficients
         q = model.neighbor_query()
         brute = q.method == "brute" or (q.method == "auto" and state.n < BRUTE_FORCE_BELOW)
-        serial = state.n_alive < SERIAL_BELOW or numba.get_num_threads() == 1
-
-        def run(kernel, *args):
-            return (kernel.serial if serial else kernel.parallel)(*args)
-
         if self.counts.shape[0] != state.n:
             self.counts = np.zeros(state.n, dtype=np.int64)
         self.counts[:] = 0
         if brute or state.n_alive == 0:
             nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, "brute")
-            run(abm_headings, state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim,
+            abm_headings(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim,
                 model.space, c, buf)  # fmt: skip
             self.counts[:] = nbrs.counts
         else:
             metric = q.mode == "metric"
             if metric:
-                grid = build_coherent_grid(state.position, state.alive, model.space, q.radius, serial)
+                grid = build_coherent_grid(state.position, state.alive, model.space, q.radius)
             else:
-                grid = build_knn_grid(state.position, state.alive, model.space, q.k, serial)
+                grid = build_knn_grid(state.position, state.alive, model.space, q.k)
             g = grid.geometry
             hxs, hys, hzs = (np.empty(grid.order.shape[0]) for _ in range(3))
-            run(gather_headings, state.velocity, state.dim, grid.order, hxs, hys, hzs)
-            threads = 1 if serial else numba.get_num_threads()
+            gather_headings(state.velocity, state.dim, grid.order, hxs, hys, hzs)
+            threads = numba.get_num_threads()
             full = full_image_axes(g)
             if not metric:
                 rows = self._rows(threads, q.k)
-                run(abm_headings_knn, grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell,
+                abm_headings_knn(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell,
                     grid.cell_start, g, state.dim, model.space, c, q.k, rows, buf, self.counts)  # fmt: skip
             elif not g.periodic or g.nx >= 3:
                 tile = self._tile(threads, grid.max_block)
                 columns = self.columns.get(threads, grid.max_block)
-                run(abm_headings_rows, grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g,
+                abm_headings_rows(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g,
                     full, model.space, c, columns, tile, buf, self.counts)  # fmt: skip
             else:
                 tile = self._tile(threads, grid.max_block)
                 scratch = self.scratch.get(threads, grid.max_block)
                 runs = np.empty((threads, 28), dtype=np.int64)
-                run(abm_headings_tiled, grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g,
+                abm_headings_tiled(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g,
                     full, model.space, c, (*scratch, runs), tile, buf, self.counts)  # fmt: skip
-        run(abm_moves, state.position, state.velocity, state.alive, buf, state.dim, model.space, c.speed, dt)
+        abm_moves(state.position, state.velocity, state.alive, buf, state.dim, model.space, c.speed, dt)
 
     def _tile(self, threads: int, capacity: int) -> tuple[np.ndarray, ...]:
         """Per-thread tile: x, y, z, shift x, y, z, squared distance (floats); key, slot, pick (ints)."""

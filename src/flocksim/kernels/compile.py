@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
 from typing import TypeVar
 
 import numba
-from numba.np.ufunc.parallel import _launch_threads
 
 from flocksim._numba_cache import configure
 
@@ -36,40 +34,3 @@ def block_device(fn: F) -> F:
 
 hot_device = device
 """Alias kept for call sites that mark per-pair functions explicitly."""
-
-
-class AgentLoop:
-    """A driver kernel compiled twice: parallel over agents (prange across threads) and
-    serial (prange as range). Small flocks run serially, where starting a parallel
-    region costs more than the work; both versions do the same per-agent arithmetic,
-    so the choice never changes a result."""
-
-    def __init__(self, fn: Callable):
-        self.parallel = numba.njit(parallel=True, cache=True)(fn)
-        self._serial = numba.njit(cache=True)(_renamed(fn, "_serial"))
-        self.__doc__ = fn.__doc__
-        self.__name__ = fn.__name__
-
-    def __call__(self, *args):
-        return self.parallel(*args)
-
-    @property
-    def serial(self):
-        # the serial version still calls numba.get_thread_id(), which needs the threading
-        # layer started; a serial function loaded from the on-disk cache does not start it
-        _launch_threads()
-        return self._serial
-
-
-def _renamed(fn: Callable, suffix: str) -> Callable:
-    """A copy of fn with its own name, so numba's on-disk cache keeps both versions apart."""
-    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
-    copy.__qualname__ = fn.__qualname__ + suffix
-    copy.__module__ = fn.__module__
-    copy.__doc__ = fn.__doc__
-    return copy
-
-
-def agent_loop(fn: Callable) -> AgentLoop:
-    """Decorator: see :class:`AgentLoop`."""
-    return AgentLoop(fn)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import agent_loop, device, hot_device
+from flocksim.kernels.compile import device, hot_device
 from flocksim.neighbors.grid import GridGeometry, cell_coords, cell_id, grid_geometry
 from flocksim.neighbors.knn import knn_cell_width, offset_range, wrap_offset
 from flocksim.space import Space, displacement, min_image
@@ -42,7 +42,7 @@ class CoherentGrid:
     max_block: int  # most agents in any cell's 3x3(x3) block: the tile capacity
 
 
-@agent_loop
+@numba.njit(parallel=True, cache=True)
 def _cell_of(position, alive, dim, g, cell):
     for i in numba.prange(position.shape[0]):
         if alive[i]:
@@ -70,7 +70,7 @@ def _counting_sort(cell, ncell, cell_start, order):
             fill[c] += 1
 
 
-@agent_loop
+@numba.njit(parallel=True, cache=True)
 def _gather(position, dim, order, xs, ys, zs):
     for s in numba.prange(order.shape[0]):
         i = order[s]
@@ -108,7 +108,7 @@ def block_width(c, count, periodic):
     return min(c + 1, count - 1) - max(c - 1, 0) + 1
 
 
-@agent_loop
+@numba.njit(parallel=True, cache=True)
 def _max_block(g, cell_start, lx, ly, lz):
     ncell = g.nx * g.ny * g.nz
     best = np.zeros(ncell, dtype=np.int64)
@@ -129,19 +129,13 @@ def _max_block(g, cell_start, lx, ly, lz):
     return best.max() if ncell > 0 else 0
 
 
-def build_coherent_grid(
-    position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float, serial: bool = False
-) -> CoherentGrid:
-    """Bin alive agents into cells at least ``min_cell`` wide and gather them in cell order.
-    ``serial`` runs the binning loops on one thread (faster for small flocks)."""
+def build_coherent_grid(position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float) -> CoherentGrid:
+    """Bin alive agents into cells at least ``min_cell`` wide and gather them in cell order."""
     n, dim = position.shape
-    cell_of = _cell_of.serial if serial else _cell_of.parallel
-    gather = _gather.serial if serial else _gather.parallel
-    max_block = _max_block.serial if serial else _max_block.parallel
     g = grid_geometry(position, alive, space, min_cell)
     ncell = g.nx * g.ny * g.nz
     cell = np.empty(n, dtype=np.int64)
-    cell_of(position, alive, dim, g, cell)
+    _cell_of(position, alive, dim, g, cell)
     cell_start = np.empty(ncell + 1, dtype=np.int64)
     n_alive = int(np.count_nonzero(cell >= 0))
     order = np.empty(n_alive, dtype=np.int64)
@@ -149,14 +143,14 @@ def build_coherent_grid(
     xs = np.empty(n_alive)
     ys = np.empty(n_alive)
     zs = np.empty(n_alive)
-    gather(position, dim, order, xs, ys, zs)
-    largest = int(max_block(g, cell_start, g.cx * g.nx, g.cy * g.ny, g.cz * g.nz)) if n_alive else 0
+    _gather(position, dim, order, xs, ys, zs)
+    largest = int(_max_block(g, cell_start, g.cx * g.nx, g.cy * g.ny, g.cz * g.nz)) if n_alive else 0
     return CoherentGrid(g, cell_start, order, cell, xs, ys, zs, largest)
 
 
-def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int, serial: bool = False) -> CoherentGrid:
+def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> CoherentGrid:
     """Coherent grid sized for k-nearest searches."""
-    return build_coherent_grid(position, alive, space, knn_cell_width(position, alive, space, k), serial)
+    return build_coherent_grid(position, alive, space, knn_cell_width(position, alive, space, k))
 
 
 class TileScratch:
