@@ -163,16 +163,17 @@ def run(
     """
     try:
         if resume_store is not None:
-            if target is not None or overrides or seed is not None or out_store is not None or metrics is not None:
+            given = (target, seed, out_store, metrics, precision)
+            if overrides or any(option is not None for option in given):
                 raise UsageError(
-                    "--resume: parameters, seed and store come from the store; drop TARGET, --set, --seed, --out, "
-                    "--metrics"
+                    "--resume: parameters, seed, precision and store come from the store; drop TARGET, --set, --seed, "
+                    "--out, --metrics, --precision"
                 )
             sim, name, steps = _resume_run(resume_store, steps, every, checkpoint_every, threads)
             every = sim.recorder.every
         else:
             if target is None:
-                raise UsageError("TARGET: missing; allowed: a preset name, a parameter TOML file, or --resume STORE")
+                raise UsageError("target: missing; allowed: a preset name, a parameter TOML file, or --resume STORE")
             steps = 600 if steps is None else steps
             every = 10 if every is None else every
             sim, name = _start_run(
@@ -284,11 +285,13 @@ def _resume_run(store, steps, every, checkpoint_every, threads):
 def _graceful_interrupt(enabled: bool):
     """While recording, the first Ctrl-C asks the run loop to stop at the next frame (the
     recorder then writes a checkpoint); a second one interrupts at once."""
+    import signal
+    import threading
+
     flag: list[bool] = []
-    if not enabled:
+    if not enabled or threading.current_thread() is not threading.main_thread():
         yield flag
         return
-    import signal
 
     def handler(signum, frame):
         flag.append(True)

@@ -69,12 +69,12 @@ class Experiment:
 
 
 def make_sim(spec: RunSpec, n: int, extra: tuple[str, ...] = ()) -> Simulation:
-    """The preset of the condition's dimension with the condition's overrides, ``n`` birds
-    (fewer in quick mode), one thread (runs go in parallel as processes instead)."""
+    """The preset of the condition's dimension with the condition's overrides and ``n`` birds
+    (fewer in quick mode). Results do not depend on the thread count."""
     n_birds = min(n, 80) if spec.quick else n
     overrides = [f"agents.n={n_birds}", *spec.condition.overrides, *extra]
     params = apply_overrides(load_preset(PRESETS[spec.condition.dim]), overrides)
-    return Simulation(params, seed=spec.seed, threads=1)
+    return Simulation(params, seed=spec.seed)
 
 
 def seconds(spec: RunSpec, full: float, quick: float = 3.0) -> float:
@@ -332,6 +332,12 @@ def run_one(spec: RunSpec) -> list[dict[str, object]]:
     ]
 
 
+def _one_thread() -> None:
+    import numba
+
+    numba.set_num_threads(1)
+
+
 def run_experiment(
     name: str,
     seeds: list[int],
@@ -339,8 +345,8 @@ def run_experiment(
     jobs: int = 1,
     on_done: Callable[[RunSpec], None] | None = None,
 ) -> list[dict[str, object]]:
-    """All runs of an experiment; ``jobs`` > 1 runs them in that many processes.
-    Rows come back in (condition, seed) order whatever the completion order."""
+    """All runs of an experiment; ``jobs`` > 1 runs them in that many processes, each with
+    one numba thread. Rows come back in (condition, seed) order whatever the completion order."""
     specs = run_specs(name, seeds, quick)
     results: dict[int, list[dict[str, object]]] = {}
     if jobs <= 1:
@@ -349,7 +355,7 @@ def run_experiment(
             if on_done:
                 on_done(spec)
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_one_thread) as pool:
             futures = {pool.submit(run_one, spec): k for k, spec in enumerate(specs)}
             for future in as_completed(futures):
                 k = futures[future]
@@ -390,9 +396,10 @@ def write_csv(rows: list[dict[str, object]], handle) -> None:
 
 
 def format_value(mean: float, sd: float, n: int) -> str:
+    """'mean ± sd' with 3 significant digits for the mean and the sd at the mean's last digit."""
     if not math.isfinite(mean):
         return "n/a"
-    digits = 3 if abs(mean) < 10 else 1
+    digits = max(0, 2 - math.floor(math.log10(abs(mean)))) if mean != 0 else 3
     return f"{mean:.{digits}f} ± {sd:.{digits}f}" if n > 1 else f"{mean:.{digits}f}"
 
 

@@ -37,7 +37,7 @@ from flocksim.initial import initial_state
 from flocksim.kernels.alignment import alignment_direction, alignment_raw
 from flocksim.kernels.bounds import wall_push
 from flocksim.kernels.cohesion import cohesion_offset
-from flocksim.kernels.compile import device
+from flocksim.kernels.compile import block_device, device
 from flocksim.kernels.inertial_spin import heading_torque, spin_update, turn_vector, without_component_along
 from flocksim.kernels.predator import closeness, flee_force, flee_speed_limit, nearest_predator
 from flocksim.kernels.rotation import rotate
@@ -155,7 +155,13 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
     )
 
 
-@device
+# The two per-agent kernels below take the ``inputs`` tuple of arrays: they are compiled as calls
+# (block_device), not inlined into the prange drivers. numba 0.61 silently drops writes made
+# through a tuple-held array by a function inlined at IR level into a prange loop (the spin
+# update vanished); the per-pair functions they call are still inlined into them.
+
+
+@block_device
 def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, inputs, aux):
     """Steering acceleration of agent i [units/s^2] from the snapshot (position, velocity).
 
@@ -306,7 +312,7 @@ def restore_speed(vx, vy, vz, target, fraction):
     return vx * f, vy * f, vz * f
 
 
-@device
+@block_device
 def integrate_agent(i, position, velocity, ax, ay, az, aux, inputs, dim, space, dt, c):
     """Phase two for agent i, in place (SPEC 1.3, 5.1, 5.3).
 
