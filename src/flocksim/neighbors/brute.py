@@ -6,7 +6,7 @@ import numba
 import numpy as np
 
 from flocksim.neighbors.csr import NeighborList, starts_from_counts
-from flocksim.neighbors.pairs import knn_insert, pair_distance2
+from flocksim.neighbors.pairs import knn_insert_keyed, pair_distance2
 from flocksim.space import Space
 
 
@@ -51,7 +51,8 @@ def _knn_brute(position, alive, dim, space, k, row_index, row_d2, fill):
         if alive[i]:
             for j in range(n):
                 if j != i and alive[j]:
-                    m = knn_insert(row_index, row_d2, i, m, k, j, pair_distance2(position, i, j, dim, space))
+                    d2 = pair_distance2(position, i, j, dim, space)
+                    m = knn_insert_keyed(row_index, row_index, row_d2, i, m, k, j, j, d2)
         fill[i] = m
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from flocksim.kernels.compile import device, hot_device
 from flocksim.neighbors.grid import GridGeometry, cell_coords, cell_id, grid_geometry
 from flocksim.neighbors.knn import knn_cell_width, offset_range, wrap_offset
+from flocksim.neighbors.pairs import knn_insert_keyed
 from flocksim.space import Space, displacement, min_image
 
 
@@ -266,28 +267,6 @@ def tile_displacement(xi, yi, zi, xj, yj, zj, sx, sy, sz, full_x, full_y, full_z
 def full_image_axes(g: GridGeometry) -> tuple[bool, bool, bool]:
     """Axes on which tile displacements need the full minimum image."""
     return (g.periodic and g.nx < 3, g.periodic and g.ny < 3, g.periodic and g.nz < 3)
-
-
-@hot_device
-def knn_insert_keyed(row_slot, row_key, row_d2, tid, m, k, slot, key, d2):
-    """Insert (d2, key) into a k-nearest buffer row sorted by (d2, key); returns the new fill."""
-    if m == k:
-        last = k - 1
-        if d2 > row_d2[tid, last] or (d2 == row_d2[tid, last] and key > row_key[tid, last]):
-            return m
-        pos = last
-    else:
-        pos = m
-        m += 1
-    while pos > 0 and (row_d2[tid, pos - 1] > d2 or (row_d2[tid, pos - 1] == d2 and row_key[tid, pos - 1] > key)):
-        row_d2[tid, pos] = row_d2[tid, pos - 1]
-        row_key[tid, pos] = row_key[tid, pos - 1]
-        row_slot[tid, pos] = row_slot[tid, pos - 1]
-        pos -= 1
-    row_d2[tid, pos] = d2
-    row_key[tid, pos] = key
-    row_slot[tid, pos] = slot
-    return m
 
 
 @hot_device

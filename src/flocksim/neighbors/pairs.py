@@ -17,26 +17,26 @@ def pair_distance2(position, i, j, dim, space):
 
 
 @device
-def knn_insert(row_index, row_d2, i, m, k, j, d2):
-    """Insert neighbour j at squared distance d2 into row i of a k-nearest buffer.
-
-    Rows are kept sorted by (d2, j) ascending, so ties go to the lower id.
-    ``m`` is the row's current fill; returns the new fill.
-    """
+def knn_insert_keyed(row_slot, row_key, row_d2, tid, m, k, slot, key, d2):
+    """Insert (d2, key) into row ``tid`` of a k-nearest buffer sorted by (d2, key), ties to the
+    lower key; ``slot`` is stored beside it (``row_slot`` may be ``row_key`` when they are the
+    same). ``m`` is the row's fill; returns the new fill."""
     if m == k:
         last = k - 1
-        if d2 > row_d2[i, last] or (d2 == row_d2[i, last] and j > row_index[i, last]):
+        if d2 > row_d2[tid, last] or (d2 == row_d2[tid, last] and key > row_key[tid, last]):
             return m
         pos = last
     else:
         pos = m
         m += 1
-    while pos > 0 and (row_d2[i, pos - 1] > d2 or (row_d2[i, pos - 1] == d2 and row_index[i, pos - 1] > j)):
-        row_d2[i, pos] = row_d2[i, pos - 1]
-        row_index[i, pos] = row_index[i, pos - 1]
+    while pos > 0 and (row_d2[tid, pos - 1] > d2 or (row_d2[tid, pos - 1] == d2 and row_key[tid, pos - 1] > key)):
+        row_d2[tid, pos] = row_d2[tid, pos - 1]
+        row_key[tid, pos] = row_key[tid, pos - 1]
+        row_slot[tid, pos] = row_slot[tid, pos - 1]
         pos -= 1
-    row_d2[i, pos] = d2
-    row_index[i, pos] = j
+    row_d2[tid, pos] = d2
+    row_key[tid, pos] = key
+    row_slot[tid, pos] = slot
     return m
 
 
