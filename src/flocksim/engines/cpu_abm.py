@@ -277,7 +277,10 @@ class AbmStepper:
         return (*self.tile_floats, *self.tile_keys)
 
     def _rows(self, threads: int, k: int) -> tuple[np.ndarray, ...]:
-        if not self.rows or self.rows[0].shape[0] < threads or self.rows[0].shape[1] != k:
-            self.rows = (np.empty((threads, k), dtype=np.int64), np.empty((threads, k), dtype=np.int64),
-                         np.empty((threads, k)))  # fmt: skip
+        """Per-thread k-nearest rows, each padded to whole cache lines: rows of two threads
+        sharing a line (k = 7 is 56 bytes) made two threads slower than one."""
+        width = (k // 8 + 1) * 8 + 8
+        if not self.rows or self.rows[0].shape[0] < threads or self.rows[0].shape[1] != width:
+            self.rows = (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
+                         np.empty((threads, width)))  # fmt: skip
         return self.rows

@@ -377,7 +377,7 @@ class ColumnScratch:
         if self.ints.shape[1] < threads or self.ints.shape[2] < capacity:
             self.ints = np.empty((5, threads, capacity, 2), dtype=np.int64)
             self.floats = np.empty((5, threads, capacity, 3))
-            self.sizes = np.empty((threads, 3), dtype=np.int64)
+            self.sizes = np.empty((threads, 16), dtype=np.int64)  # a cache line or more per thread
         return self.ints, self.floats, self.sizes
 
 

@@ -67,7 +67,9 @@ def knn_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, k:
         return compact_rows(row_index, fill)
     grid = build_knn_grid(position, alive, space, k)
     threads = numba.get_num_threads()
-    scratch = (np.empty((threads, k), dtype=np.int64), np.empty((threads, k), dtype=np.int64), np.empty((threads, k)))
+    width = (k // 8 + 1) * 8 + 8  # whole cache lines per thread: no false sharing between threads
+    scratch = (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
+               np.empty((threads, width)))  # fmt: skip
     knn_rows(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, dim, space, k,
              scratch, row_index, fill)  # fmt: skip
     return compact_rows(row_index, fill)
