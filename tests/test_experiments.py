@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import csv
 import math
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from flocksim.cli import app
-from flocksim.experiments import EXPERIMENTS, run_experiment, summarize
+from flocksim.experiments import EXPERIMENTS, format_value, run_experiment, summarize
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +107,31 @@ def test_bad_input_is_one_line_exit_2(runner, tmp_path, args, words):
 def test_csv_into_missing_directory_is_refused(runner, tmp_path):
     result = invoke(runner, "experiment", "shape", "--quick", "--csv", tmp_path / "no" / "x.csv")
     assert result.exit_code == 2 and "does not exist" in result.output
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+MAIN_METRICS = {
+    "predator-multipliers": ("catch_per_min",),
+    "edge-deviation": ("edge_rad", "interior_rad"),
+    "shape": ("axis_cos",),
+    "speed-fluctuation": ("speed_var_rel",),
+    "turn-propagation": ("dheading_0s_deg",),
+    "spontaneous-turning": ("repetition",),
+}
+
+
+def test_docs_hold_the_measured_tables():
+    """docs/starlings.md shows, for every experiment, the mean ± sd of its main numbers as computed
+    from the committed CSV of the full runs (docs/results/starlings/)."""
+    text = (DOCS / "starlings.md").read_text(encoding="utf-8")
+    assert set(MAIN_METRICS) == set(EXPERIMENTS)
+    for name, metrics in MAIN_METRICS.items():
+        assert f"#### {name}" in text
+        with (DOCS / "results" / "starlings" / f"{name}.csv").open(newline="") as handle:
+            rows = [{**r, "value": float(r["value"])} for r in csv.DictReader(handle)]
+        conditions = {(int(r["dim"]), r["condition"]) for r in rows}
+        assert conditions == {(c.dim, c.label) for c in EXPERIMENTS[name].conditions}, name
+        for s in summarize(rows):
+            if s["metric"] in metrics:
+                shown = format_value(s["mean"], s["sd"], s["n"])
+                assert shown in text, f"{name} {s['dim']}D {s['condition']} {s['metric']}: {shown} not in the docs"
