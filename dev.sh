@@ -33,7 +33,7 @@ case "${1:-}" in
     setup ;;
   demo)
     setup
-    "$VENV/bin/flocksim" run starlings-2d --steps 1800 --seed 1 ;;
+    "$VENV/bin/flocksim" run starlings-2d --steps 3600 --seed 1 ;;
   test)
     setup
     "$VENV/bin/ruff" check .
