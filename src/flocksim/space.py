@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from flocksim.kernels.compile import hot_device
+from flocksim.kernels.compile import device
 
 OPEN = 0
 BOX = 1
@@ -37,13 +37,13 @@ def make_space(kind: str, size: list[float] | tuple[float, ...]) -> Space:
     return Space(KIND_CODES[kind], sizes[0], sizes[1], sizes[2])
 
 
-@hot_device
+@device
 def min_image(d, length):
     """Shortest periodic image of a coordinate difference ``d`` on an axis of ``length``."""
     return d - length * math.floor(d / length + 0.5)
 
 
-@hot_device
+@device
 def displacement(px, py, pz, qx, qy, qz, space):
     """Vector from p to q (q - p), minimum image in periodic space."""
     dx = qx - px
@@ -56,7 +56,7 @@ def displacement(px, py, pz, qx, qy, qz, space):
     return dx, dy, dz
 
 
-@hot_device
+@device
 def wrap_coordinate(x, length):
     """Map x into [0, length)."""
     y = x - length * math.floor(x / length)
@@ -67,7 +67,7 @@ def wrap_coordinate(x, length):
     return y
 
 
-@hot_device
+@device
 def wrap(x, y, z, space):
     """Position after a move: wrapped into the box in periodic space, unchanged otherwise."""
     if space.kind == PERIODIC:

@@ -30,7 +30,3 @@ def block_device(fn: F) -> F:
     """A per-cell function that takes tuples of arrays: compiled as a call, not inlined
     (numba's IR inliner crashes on such functions inside parallel loops)."""
     return numba.njit(cache=True, nogil=True)(fn)  # type: ignore[return-value]
-
-
-hot_device = device
-"""Alias kept for call sites that mark per-pair functions explicitly."""

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import device, hot_device
-from flocksim.neighbors.grid import GridGeometry, cell_coords, cell_id, grid_geometry
+from flocksim.kernels.compile import device
+from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
 from flocksim.neighbors.knn import knn_cell_width, offset_range, wrap_offset
 from flocksim.neighbors.pairs import knn_insert_keyed
 from flocksim.space import Space, displacement, min_image
@@ -44,34 +44,6 @@ class CoherentGrid:
 
 
 @numba.njit(parallel=True, cache=True)
-def _cell_of(position, alive, dim, g, cell):
-    for i in numba.prange(position.shape[0]):
-        if alive[i]:
-            ix, iy, iz = cell_coords(position, i, dim, g)
-            cell[i] = cell_id(ix, iy, iz, g)
-        else:
-            cell[i] = -1
-
-
-@numba.njit(cache=True)
-def _counting_sort(cell, ncell, cell_start, order):
-    """Stable counting sort of agents by cell (dead agents have cell -1)."""
-    for c in range(ncell + 1):
-        cell_start[c] = 0
-    for i in range(cell.shape[0]):
-        if cell[i] >= 0:
-            cell_start[cell[i] + 1] += 1
-    for c in range(ncell):
-        cell_start[c + 1] += cell_start[c]
-    fill = cell_start[:ncell].copy()
-    for i in range(cell.shape[0]):
-        c = cell[i]
-        if c >= 0:
-            order[fill[c]] = i
-            fill[c] += 1
-
-
-@numba.njit(parallel=True, cache=True)
 def _gather(position, dim, order, xs, ys, zs):
     for s in numba.prange(order.shape[0]):
         i = order[s]
@@ -80,7 +52,7 @@ def _gather(position, dim, order, xs, ys, zs):
         zs[s] = position[i, 2] if dim == 3 else 0.0
 
 
-@hot_device
+@device
 def block_axis(c, count, periodic, length, e):
     """Cell and image shift L*m of the e-th cell of the block around cell c on one axis.
 
@@ -102,7 +74,7 @@ def block_axis(c, count, periodic, length, e):
     return lo + e, 0.0
 
 
-@hot_device
+@device
 def block_width(c, count, periodic):
     if periodic:
         return count if count < 3 else 3
@@ -136,11 +108,11 @@ def build_coherent_grid(position: np.ndarray, alive: np.ndarray, space: Space, m
     g = grid_geometry(position, alive, space, min_cell)
     ncell = g.nx * g.ny * g.nz
     cell = np.empty(n, dtype=np.int64)
-    _cell_of(position, alive, dim, g, cell)
+    cell_of_agents(position, alive, dim, g, cell)
     cell_start = np.empty(ncell + 1, dtype=np.int64)
     n_alive = int(np.count_nonzero(cell >= 0))
     order = np.empty(n_alive, dtype=np.int64)
-    _counting_sort(cell, ncell, cell_start, order)
+    counting_sort(cell, ncell, cell_start, order)
     xs = np.empty(n_alive)
     ys = np.empty(n_alive)
     zs = np.empty(n_alive)
@@ -250,7 +222,7 @@ def build_tile(c, g, cell_start, order, space_l, tid, src, key, perm, perm2, shx
     return t
 
 
-@hot_device
+@device
 def tile_displacement(xi, yi, zi, xj, yj, zj, sx, sy, sz, full_x, full_y, full_z, space):
     """Displacement i -> j inside a tile: (x_j - x_i) - L*m per axis, or the full
     minimum image on axes with fewer than 3 cells; bitwise what ``displacement`` gives
@@ -269,7 +241,7 @@ def full_image_axes(g: GridGeometry) -> tuple[bool, bool, bool]:
     return (g.periodic and g.nx < 3, g.periodic and g.ny < 3, g.periodic and g.nz < 3)
 
 
-@hot_device
+@device
 def _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd):
     xi = xs[si]
     yi = ys[si]
@@ -284,7 +256,7 @@ def _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, 
 BOUND_SAFETY = 1.0 - 1e-9
 
 
-@hot_device
+@device
 def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd):
     """k nearest agents of the agent in slot si, by rings of cells (see knn.py);
     fills row ``tid`` of (rs: slots, rk: agent indices, rd: squared distances),
@@ -329,7 +301,7 @@ def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, 
     return m
 
 
-@hot_device
+@device
 def _wall_gap(x, origin, width, c):
     """Distance from coordinate x to the nearer wall of its cell c on one axis (>= 0)."""
     lo = x - (origin + c * width)
@@ -391,7 +363,7 @@ def row_walk_supported(g):
     return not g.periodic or g.nx >= 3
 
 
-@hot_device
+@device
 def _copy_entry(ints, floats, tid, src, s, dst, o):
     ints[dst, tid, o, 0] = ints[src, tid, s, 0]
     ints[dst, tid, o, 1] = ints[src, tid, s, 1]

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import device, hot_device
+from flocksim.kernels.compile import device
 from flocksim.kernels.vector import load
 from flocksim.neighbors.csr import NeighborList, starts_from_counts
 from flocksim.neighbors.pairs import pair_distance2, sort_row
@@ -72,7 +72,7 @@ def grid_geometry(
     return GridGeometry(o[0], o[1], o[2], c[0], c[1], c[2], k[0], k[1], k[2], space.kind == PERIODIC)
 
 
-@hot_device
+@device
 def axis_cell(x, origin, width, count):
     c = math.floor((x - origin) / width)
     if c < 0:
@@ -82,7 +82,7 @@ def axis_cell(x, origin, width, count):
     return c
 
 
-@hot_device
+@device
 def cell_coords(position, i, dim, g):
     x, y, z = load(position, i, dim)
     if g.periodic:  # bin a not-yet-wrapped position by its image in the box, as minimum-image distances see it
@@ -92,7 +92,7 @@ def cell_coords(position, i, dim, g):
     return axis_cell(x, g.ox, g.cx, g.nx), axis_cell(y, g.oy, g.cy, g.ny), axis_cell(z, g.oz, g.cz, g.nz)
 
 
-@hot_device
+@device
 def cell_id(ix, iy, iz, g):
     return (iz * g.ny + iy) * g.nx + ix
 
@@ -122,30 +122,33 @@ def wrap_cell(c, count):
     return c
 
 
-@numba.njit(cache=True)
-def bin_agents(position, alive, dim, g, cell_start, order):
-    """Counting sort of alive agents by cell: agents of cell c are order[cell_start[c]:cell_start[c+1]],
-    in increasing index. Returns the number of binned agents."""
-    n = position.shape[0]
-    ncell = g.nx * g.ny * g.nz
-    cell_of = np.empty(n, dtype=np.int64)
-    for c in range(ncell + 1):
-        cell_start[c] = 0
-    for i in range(n):
+@numba.njit(parallel=True, cache=True)
+def cell_of_agents(position, alive, dim, g, cell):
+    """cell[i] = cell of alive agent i, -1 for a dead one."""
+    for i in numba.prange(position.shape[0]):
         if alive[i]:
             ix, iy, iz = cell_coords(position, i, dim, g)
-            c = cell_id(ix, iy, iz, g)
-            cell_of[i] = c
-            cell_start[c + 1] += 1
+            cell[i] = cell_id(ix, iy, iz, g)
+        else:
+            cell[i] = -1
+
+
+@numba.njit(cache=True)
+def counting_sort(cell, ncell, cell_start, order):
+    """Stable counting sort of agents by cell (dead agents have cell -1)."""
+    for c in range(ncell + 1):
+        cell_start[c] = 0
+    for i in range(cell.shape[0]):
+        if cell[i] >= 0:
+            cell_start[cell[i] + 1] += 1
     for c in range(ncell):
         cell_start[c + 1] += cell_start[c]
     fill = cell_start[:ncell].copy()
-    for i in range(n):
-        if alive[i]:
-            c = cell_of[i]
+    for i in range(cell.shape[0]):
+        c = cell[i]
+        if c >= 0:
             order[fill[c]] = i
             fill[c] += 1
-    return cell_start[ncell]
 
 
 @numba.njit(parallel=True, cache=True)
@@ -182,9 +185,14 @@ def _metric_pass(position, alive, dim, space, g, cell_start, order, radius2, sta
 
 
 def build_cells(position: np.ndarray, alive: np.ndarray, g: GridGeometry) -> tuple[np.ndarray, np.ndarray]:
-    cell_start = np.zeros(g.nx * g.ny * g.nz + 1, dtype=np.int64)
-    order = np.empty(int(alive.sum()), dtype=np.int64)
-    bin_agents(position, alive, position.shape[1], g, cell_start, order)
+    """Counting sort of the alive agents by cell: the agents of cell c are
+    order[cell_start[c]:cell_start[c+1]], in increasing index."""
+    ncell = g.nx * g.ny * g.nz
+    cell = np.empty(position.shape[0], dtype=np.int64)
+    cell_of_agents(position, alive, position.shape[1], g, cell)
+    cell_start = np.empty(ncell + 1, dtype=np.int64)
+    order = np.empty(int(np.count_nonzero(cell >= 0)), dtype=np.int64)
+    counting_sort(cell, ncell, cell_start, order)
     return cell_start, order
 
 

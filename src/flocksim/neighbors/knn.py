@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import hot_device
+from flocksim.kernels.compile import device
 from flocksim.neighbors.brute import compact_rows, knn_buffers
 from flocksim.neighbors.csr import NeighborList
 from flocksim.space import PERIODIC, Space
@@ -26,7 +26,7 @@ def agents_per_cell(k: int) -> float:
     return max(2.0, k / 2.2)
 
 
-@hot_device
+@device
 def offset_range(c, count, periodic):
     """Smallest and largest cell offset from cell c that reach distinct cells on one axis."""
     if periodic:
@@ -34,7 +34,7 @@ def offset_range(c, count, periodic):
     return -c, count - 1 - c
 
 
-@hot_device
+@device
 def wrap_offset(c, o, count):
     v = c + o
     if v < 0:
