@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 
 from flocksim import parse_params
 from flocksim.engines.cpu import CpuEngine
-from flocksim.models.abm_flocking import AbmFlockingModel
+from flocksim.models.abm_flocking import AbmFlockingModel, abm_accumulate_fixed, fixed_point_scales, to_fixed
 from flocksim.state import new_state
 
 
@@ -196,3 +196,48 @@ def test_dead_bird_does_not_move_and_is_not_seen(mode):
     s = step(p, [[10.0, 10.0], [10.5, 10.0]], [[1.0, 0.0], [0.0, 1.0]], alive=[True, False])
     assert_allclose(s.position, [[11.0, 10.0], [10.5, 10.0]], atol=0)
     assert_allclose(s.velocity[1], [0.0, 1.0], atol=0)
+
+
+def test_fixed_point_scales_leave_headroom_for_every_neighbour():
+    # vision 15 <= 2^4: displacements in units of 2^(40 - 4); headings in 2^-40
+    s = fixed_point_scales(15.0, 1000)
+    assert s.displacement == 2.0**36
+    assert s.heading == 2.0**40
+    assert s.inv_displacement * s.displacement == 1.0
+    # huge N: fewer bits, so N terms of magnitude <= 2^bits stay below 2^62
+    big = fixed_point_scales(15.0, 50_000_000)
+    bits = math.log2(big.heading)
+    assert bits < 40
+    assert 50_000_000 * 2.0**bits < 2.0**62
+
+
+def test_to_fixed_rounds_toward_zero():
+    assert to_fixed.py_func(0.75, 4.0) == 3
+    assert to_fixed.py_func(0.99, 4.0) == 3
+    assert to_fixed.py_func(-0.99, 4.0) == -3
+
+
+def test_accumulate_fixed_counts_only_others_within_the_vision():
+    c = AbmFlockingModel(abm_params(vision=5.0, separation=1.0)).coefficients
+    acc = (0,) * 10
+    acc = abm_accumulate_fixed.py_func(acc, 3, -2, 0, 0.5, 7, 8, 0, True, c)  # close neighbour
+    acc = abm_accumulate_fixed.py_func(acc, 10, 20, 0, 4.0, 1, 1, 0, True, c)  # neighbour, not close
+    acc = abm_accumulate_fixed.py_func(acc, 99, 99, 0, 25.5, 5, 5, 0, True, c)  # beyond the vision
+    acc = abm_accumulate_fixed.py_func(acc, 0, 0, 0, 0.0, 9, 9, 0, False, c)  # the bird itself
+    assert acc == (2, 13, 18, 0, -3, 2, 0, 8, 9, 0)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_metric_step_does_not_depend_on_agent_order(dim):
+    """Fixed-point sums are exact, so relabelling the birds permutes the result and
+    changes no bit (float sums in another order would differ in the last bits)."""
+    rng = np.random.default_rng(5)
+    n = 300
+    position = rng.uniform(0.0, 20.0, (n, dim))
+    velocity = rng.normal(size=(n, dim))
+    params = abm_params(dim=dim, size=20.0, vision=3.0, separation=1.0)
+    perm = rng.permutation(n)
+    a = step(params, position, velocity)
+    b = step(params, position[perm], velocity[perm])
+    assert np.array_equal(a.position[perm], b.position)
+    assert np.array_equal(a.velocity[perm], b.velocity)

@@ -2,10 +2,10 @@
 
 ``neighbors.method = "brute"`` runs the reference: a brute-force neighbour list,
 then one pass over it. ``grid`` (and ``auto`` from 64 birds) runs fused kernels
-on the coherent grid (neighbors/coherent.py): metric mode scans per-cell tiles,
-topological mode searches rings of cells per bird. Both visit neighbours in
-the reference's order with the same arithmetic, so every path gives bitwise the
-same step.
+on the coherent grid (neighbors/coherent.py): metric mode scans each cell's block
+as runs of consecutive slots and sums in fixed point (exact, so the visiting order
+does not matter); topological mode searches rings of cells per bird and sums in
+the reference's (distance, id) order. Every path gives bitwise the same step.
 """
 
 from __future__ import annotations
@@ -13,35 +13,42 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import block_device
+from flocksim.kernels.compile import device
 from flocksim.kernels.vector import normalize_or_zero
-from flocksim.models.abm_flocking import ABM_EMPTY, AbmFlockingModel, abm_accumulate, abm_finish, abm_heading, abm_move
+from flocksim.models.abm_flocking import (
+    ABM_EMPTY,
+    ABM_EMPTY_FIXED,
+    AbmFlockingModel,
+    FixedPointScales,
+    abm_accumulate,
+    abm_accumulate_fixed,
+    abm_finish,
+    abm_finish_fixed,
+    abm_heading,
+    abm_move,
+    fixed_point_scales,
+    to_fixed,
+)
 from flocksim.neighbors import BRUTE_FORCE_BELOW, find_neighbors
 from flocksim.neighbors.coherent import (
-    BLOCK,
-    ColumnScratch,
-    TileScratch,
-    advance_row,
-    block_of,
+    MAX_RUNS,
+    CoherentGrid,
+    block_runs,
     build_coherent_grid,
     build_knn_grid,
-    build_tile,
     full_image_axes,
     knn_search,
-    start_row,
-    tile_displacement,
 )
-from flocksim.neighbors.grid import cell_id
 from flocksim.space import displacement
 from flocksim.state import FlockState
 
 
 @numba.njit(parallel=True, cache=True)
-def abm_headings(position, velocity, alive, start, index, dim, space, c, out):
+def abm_headings(position, velocity, alive, start, index, dim, space, c, scales, out):
     """Phase one (reference path): out[i] = new unit heading of bird i from its neighbour row."""
     for i in numba.prange(position.shape[0]):
         if alive[i]:
-            hx, hy, hz = abm_heading(i, position, velocity, start, index, dim, space, c)
+            hx, hy, hz = abm_heading(i, position, velocity, start, index, dim, space, c, scales)
             out[i, 0] = hx
             out[i, 1] = hy
             out[i, 2] = hz
@@ -56,144 +63,92 @@ def abm_moves(position, velocity, alive, heading, dim, space, speed, dt):
 
 
 @numba.njit(parallel=True, cache=True)
-def gather_headings(velocity, dim, order, hxs, hys, hzs):
-    """Unit headings of the birds in slot (cell) order."""
+def gather_headings(velocity, dim, order, scale, hxs, hys, hzs, qxs, qys, qzs):
+    """Unit headings of the birds in slot (cell) order, as floats and in fixed point."""
     for s in numba.prange(order.shape[0]):
         i = order[s]
         vz = velocity[i, 2] if dim == 3 else 0.0
-        hxs[s], hys[s], hzs[s] = normalize_or_zero(velocity[i, 0], velocity[i, 1], vz)
+        hx, hy, hz = normalize_or_zero(velocity[i, 0], velocity[i, 1], vz)
+        hxs[s] = hx
+        hys[s] = hy
+        hzs[s] = hz
+        qxs[s] = to_fixed(hx, scale)
+        qys[s] = to_fixed(hy, scale)
+        qzs[s] = to_fixed(hz, scale)
 
 
-@block_device
-def scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts):
-    """Every bird of the cell (slots lo..hi) against the cell's tile of t entries, which
-    is sorted by bird index.
-
-    Per bird: squared distances to the whole tile (a branch-free loop), then the
-    accepted entries compacted, then accumulated in tile order: the same sums, in
-    the same order, as the reference's pass over a neighbour row. The 2D loops leave
-    out z, whose terms are exact zeros there.
-    """
-    t_x, t_y, t_z, t_sx, t_sy, t_sz, t_d2, t_key, t_slot, t_pick = tile
-    tx = t_x[tid]
-    ty = t_y[tid]
-    tz = t_z[tid]
-    tsx = t_sx[tid]
-    tsy = t_sy[tid]
-    tsz = t_sz[tid]
-    td2 = t_d2[tid]
-    tkey = t_key[tid]
-    tslot = t_slot[tid]
-    pick = t_pick[tid]
-    shifted = not (full[0] or full[1] or full[2])
-    flat = shifted and c.dim == 2
-    r2 = np.inf if c.topological else c.vision2
-    for si in range(lo, hi):
-        i = order[si]
-        xi = xs[si]
-        yi = ys[si]
-        zi = zs[si]
-        if flat:
-            for u in range(t):
-                dx = (tx[u] - xi) - tsx[u]
-                dy = (ty[u] - yi) - tsy[u]
-                td2[u] = dx * dx + dy * dy
-        elif shifted:
-            for u in range(t):
-                dx = (tx[u] - xi) - tsx[u]
-                dy = (ty[u] - yi) - tsy[u]
-                dz = (tz[u] - zi) - tsz[u]
-                td2[u] = dx * dx + dy * dy + dz * dz
-        else:
-            for u in range(t):
-                dx, dy, dz = tile_displacement(
-                    xi, yi, zi, tx[u], ty[u], tz[u], tsx[u], tsy[u], tsz[u], full[0], full[1], full[2], space
-                )
-                td2[u] = dx * dx + dy * dy + dz * dz
-        m = 0
-        for u in range(t):
-            pick[m] = u
-            m += np.int64((td2[u] <= r2) & (tkey[u] != i))  # & not `and`: no unpredictable branch
-        acc = ABM_EMPTY
-        if flat:
-            for e in range(m):
-                u = pick[e]
-                s = tslot[u]
-                dx = (tx[u] - xi) - tsx[u]
-                dy = (ty[u] - yi) - tsy[u]
-                acc = abm_accumulate(acc, dx, dy, 0.0, td2[u], hxs[s], hys[s], 0.0, c)
-        else:
-            for e in range(m):
-                u = pick[e]
-                s = tslot[u]
-                dx, dy, dz = tile_displacement(
-                    xi, yi, zi, tx[u], ty[u], tz[u], tsx[u], tsy[u], tsz[u], full[0], full[1], full[2], space
-                )
-                acc = abm_accumulate(acc, dx, dy, dz, td2[u], hxs[s], hys[s], hzs[s], c)
-        hx, hy, hz = abm_finish(hxs[si], hys[si], hzs[si], acc, c)
-        out[i, 0] = hx
-        out[i, 1] = hy
-        out[i, 2] = hz
-        counts[i] = acc[0]
+@device
+def sum_run_2d(acc, lo, hi, si, xi, yi, sx, sy, xs, ys, qxs, qys, c, scales):
+    """Fixed-point sums over the candidates in slots lo..hi of one 2D run with image
+    shift (sx, sy); z terms are exact zeros in 2D and left out."""
+    for s in range(lo, hi):
+        dx = (xs[s] - xi) - sx
+        dy = (ys[s] - yi) - sy
+        d2 = dx * dx + dy * dy
+        ix = to_fixed(dx, scales.displacement)
+        iy = to_fixed(dy, scales.displacement)
+        acc = abm_accumulate_fixed(acc, ix, iy, 0, d2, qxs[s], qys[s], 0, s != si, c)
+    return acc
 
 
-@block_device
-def fill_tile(tile, tid, u, s, key, sx, sy, sz, xs, ys, zs):
-    """Entry u of the tile: bird in slot s (index key) seen with image shift (sx, sy, sz)."""
-    t_x, t_y, t_z, t_sx, t_sy, t_sz, _t_d2, t_key, t_slot, _t_pick = tile
-    t_x[tid, u] = xs[s]
-    t_y[tid, u] = ys[s]
-    t_z[tid, u] = zs[s]
-    t_sx[tid, u] = sx
-    t_sy[tid, u] = sy
-    t_sz[tid, u] = sz
-    t_key[tid, u] = key
-    t_slot[tid, u] = s
+@device
+def sum_run_3d(acc, lo, hi, si, xi, yi, zi, sx, sy, sz, xs, ys, zs, qxs, qys, qzs, c, scales):
+    """Fixed-point sums over the candidates in slots lo..hi of one 3D run with image shift s."""
+    for s in range(lo, hi):
+        dx = (xs[s] - xi) - sx
+        dy = (ys[s] - yi) - sy
+        dz = (zs[s] - zi) - sz
+        d2 = dx * dx + dy * dy + dz * dz
+        d = scales.displacement
+        acc = abm_accumulate_fixed(acc, to_fixed(dx, d), to_fixed(dy, d), to_fixed(dz, d), d2, qxs[s], qys[s], qzs[s],
+                                   s != si, c)  # fmt: skip
+    return acc
+
+
+@device
+def sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales):
+    """Fixed-point sums of the bird in slot si over every candidate of its cell's block
+    runs (see :func:`abm_accumulate_fixed`)."""
+    qxs, qys, qzs = qs
+    xi = xs[si]
+    yi = ys[si]
+    zi = zs[si]
+    acc = ABM_EMPTY_FIXED
+    if c.dim == 2:
+        for r in range(nruns):
+            acc = sum_run_2d(acc, runs[tid, r, 0], runs[tid, r, 1], si, xi, yi, shifts[tid, r, 0], shifts[tid, r, 1],
+                             xs, ys, qxs, qys, c, scales)  # fmt: skip
+    else:
+        for r in range(nruns):
+            acc = sum_run_3d(acc, runs[tid, r, 0], runs[tid, r, 1], si, xi, yi, zi, shifts[tid, r, 0],
+                             shifts[tid, r, 1], shifts[tid, r, 2], xs, ys, zs, qxs, qys, qzs, c, scales)  # fmt: skip
+    return acc
 
 
 @numba.njit(parallel=True, cache=True)
-def abm_headings_rows(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, space, c, columns, tile, out, counts):
-    """Phase one, metric mode: walk each row of cells keeping the three columns of the
-    current block; every bird of a cell scans the cell's block, sorted by bird index."""
-    ints, floats, sizes = columns
-    lx, ly, lz = space.lx, space.ly, space.lz
-    for row in numba.prange(g.ny * g.nz):
-        iy = row % g.ny
-        iz = row // g.ny
-        tid = numba.get_thread_id()
-        start_row(ints, floats, sizes, tid, iy, iz, g, cell_start, order, lx, ly, lz)
-        for ix in range(g.nx):
-            advance_row(ints, floats, sizes, tid, ix, iy, iz, g, cell_start, order, lx, ly, lz)
-            cc = cell_id(ix, iy, iz, g)
-            lo = cell_start[cc]
-            hi = cell_start[cc + 1]
-            if hi == lo:
-                continue
-            t = block_of(ints, floats, sizes, tid, ix)
-            for u in range(t):
-                fill_tile(tile, tid, u, ints[BLOCK, tid, u, 0], ints[BLOCK, tid, u, 1], floats[BLOCK, tid, u, 0],
-                          floats[BLOCK, tid, u, 1], floats[BLOCK, tid, u, 2], xs, ys, zs)  # fmt: skip
-            scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts)
-
-
-@numba.njit(parallel=True, cache=True)
-def abm_headings_tiled(xs, ys, zs, hxs, hys, hzs, order, cell_start, g, full, space, c, scratch, tile, out, counts):
-    """Phase one, metric mode on grids too small to walk by columns (periodic x with
-    fewer than 3 cells): per cell, gather its block into a tile sorted by bird index."""
-    src, key, perm, perm2, shx, shy, shz, runs = scratch
-    space_l = (space.lx, space.ly, space.lz)
-    ncell = cell_start.shape[0] - 1
-    for cc in numba.prange(ncell):
+def abm_step_cells(position, velocity, xs, ys, zs, hxs, hys, hzs, qs, order, cell_start, g, space, c, scales, runs,
+                   shifts, heading, counts, dt):  # fmt: skip
+    """Metric mode on grids with >= 3 cells per periodic axis. Phase one, per cell: the
+    block as runs of slots; every bird of the cell sums every candidate there in fixed
+    point (exact, so in any order) and its new heading goes to ``heading`` (slot
+    order). Phase two: every bird moves."""
+    for cc in numba.prange(cell_start.shape[0] - 1):
         lo = cell_start[cc]
         hi = cell_start[cc + 1]
         if hi == lo:
             continue
         tid = numba.get_thread_id()
-        t = build_tile(cc, g, cell_start, order, space_l, tid, src, key, perm, perm2, shx, shy, shz, runs)
-        for u in range(t):
-            e = perm[tid, u]
-            fill_tile(tile, tid, u, src[tid, e], key[tid, e], shx[tid, e], shy[tid, e], shz[tid, e], xs, ys, zs)
-        scan_cell(lo, hi, t, tid, xs, ys, zs, hxs, hys, hzs, order, tile, full, space, c, out, counts)
+        nruns = block_runs(cc, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+        for si in range(lo, hi):
+            acc = sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales)
+            hx, hy, hz = abm_finish_fixed(hxs[si], hys[si], hzs[si], acc, c, scales)
+            heading[si, 0] = hx
+            heading[si, 1] = hy
+            heading[si, 2] = hz
+            counts[order[si]] = acc[0]
+    for si in numba.prange(order.shape[0]):
+        abm_move(order[si], position, velocity, heading[si, 0], heading[si, 1], heading[si, 2], c.dim, space,
+                 c.speed, dt)  # fmt: skip
 
 
 @numba.njit(parallel=True, cache=True)
@@ -221,60 +176,58 @@ class AbmStepper:
     """Chooses the reference or the fused coherent-grid path and keeps the scratch buffers."""
 
     def __init__(self) -> None:
-        self.scratch = TileScratch()
-        self.columns = ColumnScratch()
-        self.tile_floats: np.ndarray = np.empty((7, 0, 0))
-        self.tile_keys: np.ndarray = np.empty((3, 0, 0), dtype=np.int64)
+        self.runs: tuple[np.ndarray, ...] = ()
         self.rows: tuple[np.ndarray, ...] = ()
         self.counts: np.ndarray = np.zeros(0, dtype=np.int64)
 
     def __call__(self, model: AbmFlockingModel, state: FlockState, dt: float, buf: np.ndarray) -> None:
         c = model.coefficients
         q = model.neighbor_query()
+        scales = fixed_point_scales(q.radius, state.n)
         brute = q.method == "brute" or (q.method == "auto" and state.n < BRUTE_FORCE_BELOW)
         if self.counts.shape[0] != state.n:
             self.counts = np.zeros(state.n, dtype=np.int64)
         self.counts[:] = 0
-        if brute or state.n_alive == 0:
-            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, "brute")
+        if not brute and state.n_alive > 0 and q.mode == "metric":
+            grid = build_coherent_grid(state.position, state.alive, model.space, q.radius)
+            if not any(full_image_axes(grid.geometry)[: state.dim]):
+                hxs, hys, hzs, qs = self._headings(state, grid, scales)
+                runs, shifts = self._runs(numba.get_num_threads())
+                heading = buf[: grid.order.shape[0]]
+                abm_step_cells(state.position, state.velocity, grid.xs, grid.ys, grid.zs, hxs, hys, hzs, qs,
+                    grid.order, grid.cell_start, grid.geometry, model.space, c, scales, runs, shifts, heading,
+                    self.counts, dt)  # fmt: skip
+                return
+        if brute or state.n_alive == 0 or q.mode == "metric":
+            # the reference pass over a neighbour list: brute force, or the grid's list on
+            # periodic worlds under 3 vision radii wide
+            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k,
+                                  "brute" if brute else "grid")  # fmt: skip
             abm_headings(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim,
-                model.space, c, buf)  # fmt: skip
+                model.space, c, scales, buf)  # fmt: skip
             self.counts[:] = nbrs.counts
         else:
-            metric = q.mode == "metric"
-            if metric:
-                grid = build_coherent_grid(state.position, state.alive, model.space, q.radius)
-            else:
-                grid = build_knn_grid(state.position, state.alive, model.space, q.k)
-            g = grid.geometry
-            hxs, hys, hzs = (np.empty(grid.order.shape[0]) for _ in range(3))
-            gather_headings(state.velocity, state.dim, grid.order, hxs, hys, hzs)
-            threads = numba.get_num_threads()
-            full = full_image_axes(g)
-            if not metric:
-                rows = self._rows(threads, q.k)
-                abm_headings_knn(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell,
-                    grid.cell_start, g, state.dim, model.space, c, q.k, rows, buf, self.counts)  # fmt: skip
-            elif not g.periodic or g.nx >= 3:
-                tile = self._tile(threads, grid.max_block)
-                columns = self.columns.get(threads, grid.max_block)
-                abm_headings_rows(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g,
-                    full, model.space, c, columns, tile, buf, self.counts)  # fmt: skip
-            else:
-                tile = self._tile(threads, grid.max_block)
-                scratch = self.scratch.get(threads, grid.max_block)
-                runs = np.empty((threads, 28), dtype=np.int64)
-                abm_headings_tiled(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell_start, g,
-                    full, model.space, c, (*scratch, runs), tile, buf, self.counts)  # fmt: skip
+            grid = build_knn_grid(state.position, state.alive, model.space, q.k)
+            hxs, hys, hzs, qs = self._headings(state, grid, scales)
+            rows = self._rows(numba.get_num_threads(), q.k)
+            abm_headings_knn(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell, grid.cell_start,
+                grid.geometry, state.dim, model.space, c, q.k, rows, buf, self.counts)  # fmt: skip
         abm_moves(state.position, state.velocity, state.alive, buf, state.dim, model.space, c.speed, dt)
 
-    def _tile(self, threads: int, capacity: int) -> tuple[np.ndarray, ...]:
-        """Per-thread tile: x, y, z, shift x, y, z, squared distance (floats); key, slot, pick (ints)."""
-        capacity = max(capacity, 1)
-        if self.tile_floats.shape[1] < threads or self.tile_floats.shape[2] < capacity:
-            self.tile_floats = np.empty((7, threads, capacity))
-            self.tile_keys = np.empty((3, threads, capacity), dtype=np.int64)
-        return (*self.tile_floats, *self.tile_keys)
+    @staticmethod
+    def _headings(state: FlockState, grid: CoherentGrid, scales: FixedPointScales) -> tuple:
+        """Unit headings in slot order: float x, y, z and the fixed-point (x, y, z) tuple."""
+        slots = grid.order.shape[0]
+        hxs, hys, hzs = (np.empty(slots) for _ in range(3))
+        qs = tuple(np.empty(slots, dtype=np.int64) for _ in range(3))
+        gather_headings(state.velocity, state.dim, grid.order, scales.heading, hxs, hys, hzs, *qs)
+        return hxs, hys, hzs, qs
+
+    def _runs(self, threads: int) -> tuple[np.ndarray, ...]:
+        """Per-thread block runs: first/past-last slot and image shifts."""
+        if not self.runs or self.runs[0].shape[0] < threads:
+            self.runs = (np.empty((threads, MAX_RUNS, 2), dtype=np.int64), np.empty((threads, MAX_RUNS, 3)))
+        return self.runs
 
     def _rows(self, threads: int, k: int) -> tuple[np.ndarray, ...]:
         """Per-thread k-nearest rows, each padded to whole cache lines: rows of two threads

@@ -7,10 +7,21 @@ by 0.03, 0.015, 0.05 (defaults); h <- normalize(h + cohere + separate + match);
 p <- wrap(p + speed * h). Displacements use the minimum image. Updates are
 synchronous (every bird reads step t), unlike the original's random sequential
 activation. A zero sum keeps the old heading.
+
+Metric sums are exact: every term is rounded toward zero to a multiple of a
+fixed quantum (displacements: 2^(e - b) units with vision <= 2^e; unit headings:
+2^-b; b <= 40 bits, fewer for huge N so no sum can overflow) and added as a
+64-bit integer, the deterministic fixed-point accumulation of GPU molecular
+dynamics codes. The sums then do not depend on the order neighbours are
+visited, so every search path (brute force, coherent grid, any thread count)
+gives bitwise the same step. The rounding is below 1e-11 of the vision per
+term. Topological sums stay in floating point, added in (distance, id) order,
+which every path produces.
 """
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -49,33 +60,98 @@ def coefficients(p: AbmFlockingParams) -> AbmCoefficients:
     )
 
 
+FIXED_BITS = 40
+"""Bits below the unit of a fixed-point term (fewer when N is huge, see :func:`fixed_point_scales`)."""
+
+
+class FixedPointScales(NamedTuple):
+    """Multipliers that turn displacements [units] and unit headings into 64-bit integers, and back."""
+
+    displacement: float
+    heading: float
+    inv_displacement: float
+    inv_heading: float
+
+
+def fixed_point_scales(vision: float, n: int) -> FixedPointScales:
+    """Scales for metric sums over at most ``n`` neighbours, each displacement at most
+    ``vision`` long: every term is below 2^b in magnitude and n * 2^b < 2^62."""
+    bits = min(FIXED_BITS, 61 - max(n, 1).bit_length())
+    exponent = math.ceil(math.log2(vision))
+    d = math.ldexp(1.0, bits - exponent)
+    h = math.ldexp(1.0, bits)
+    return FixedPointScales(d, h, 1.0 / d, 1.0 / h)
+
+
+ABM_EMPTY_FIXED = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+"""Metric accumulator of one bird in fixed point: (count, cohere xyz, separate xyz, match xyz)."""
+
+
+@device
+def to_fixed(x, scale):
+    """x * scale rounded toward zero, as a 64-bit integer."""
+    return np.int64(x * scale)
+
+
+@device
+def abm_accumulate_fixed(acc, ix, iy, iz, d2, qx, qy, qz, other, c):
+    """Add candidate j to the fixed-point acc if it lies within the vision: i = its
+    displacement from bird i in fixed point (:func:`to_fixed`), d2 the squared length
+    of the float displacement, q its unit heading in fixed point, ``other``: j is not i.
+
+    Branch-free (masks, not ifs): the grid scan calls this for every candidate of a
+    block, about a third of which are neighbours, in an unpredictable pattern.
+    """
+    count, cx, cy, cz, sx, sy, sz, mx, my, mz = acc
+    inside = other & (d2 <= c.vision2)
+    near = -np.int64(inside)  # all ones or zero
+    close = -np.int64(inside & (d2 < c.separation2))
+    return (
+        count + np.int64(inside),
+        cx + (ix & near),
+        cy + (iy & near),
+        cz + (iz & near),
+        sx - (ix & close),
+        sy - (iy & close),
+        sz - (iz & close),
+        mx + (qx & near),
+        my + (qy & near),
+        mz + (qz & near),
+    )
+
+
+@device
+def abm_finish_fixed(hx, hy, hz, acc, c, scales):
+    """New unit heading from the old one and the fixed-point sums."""
+    count, cx, cy, cz, sx, sy, sz, mx, my, mz = acc
+    d = scales.inv_displacement
+    h = scales.inv_heading
+    sums = (count, cx * d, cy * d, cz * d, sx * d, sy * d, sz * d, mx * h, my * h, mz * h)
+    return abm_finish(hx, hy, hz, sums, c)
+
+
 ABM_EMPTY = (0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-"""Accumulator of one bird: (count, cohere xyz, separate xyz, match xyz)."""
+"""Topological accumulator of one bird: (count, cohere xyz, separate xyz, match xyz)."""
 
 
 @device
 def abm_accumulate(acc, dx, dy, dz, d2, ux, uy, uz, c):
-    """Add neighbour j (displacement d from bird i, squared length d2, unit heading u) to acc.
-
-    Every neighbour search path calls this in increasing neighbour id (metric) or
-    (distance, id) order (topological), so all paths give bitwise-equal sums.
-    Written with selects rather than branches: candidates outside the vision are
-    common in the grid scan and their branch would be unpredictable.
-    """
+    """Add topological neighbour j (displacement d from bird i, squared length d2,
+    unit heading u) to acc. Every search path calls this in (distance, id) order,
+    so all paths give bitwise-equal sums."""
     count, cx, cy, cz, sx, sy, sz, mx, my, mz = acc
-    inside = c.topological | (d2 <= c.vision2)  # | and &, not or/and: selects, not branches
-    close = inside & (d2 < c.separation2)
+    close = d2 < c.separation2
     return (
-        count + 1 if inside else count,
-        cx + dx if inside else cx,
-        cy + dy if inside else cy,
-        cz + dz if inside else cz,
+        count + 1,
+        cx + dx,
+        cy + dy,
+        cz + dz,
         sx - dx if close else sx,
         sy - dy if close else sy,
         sz - dz if close else sz,
-        mx + ux if inside else mx,
-        my + uy if inside else my,
-        mz + uz if inside else mz,
+        mx + ux,
+        my + uy,
+        mz + uz,
     )
 
 
@@ -94,11 +170,24 @@ def abm_finish(hx, hy, hz, acc, c):
 
 
 @device
-def abm_heading(i, position, velocity, start, index, dim, space, c):
-    """New unit heading of bird i from the snapshot, over its neighbour-list row."""
+def abm_heading(i, position, velocity, start, index, dim, space, c, scales):
+    """New unit heading of bird i from the snapshot, over its neighbour-list row
+    (metric: fixed-point sums; topological: rows in (distance, id) order)."""
     px, py, pz = load(position, i, dim)
     hx, hy, hz = load(velocity, i, dim)
     hx, hy, hz = normalize_or_zero(hx, hy, hz)
+    if not c.topological:
+        fixed = ABM_EMPTY_FIXED
+        for t in range(start[i], start[i + 1]):
+            j = index[t]
+            qx, qy, qz = load(position, j, dim)
+            dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
+            ux, uy, uz = load(velocity, j, dim)
+            ux, uy, uz = normalize_or_zero(ux, uy, uz)
+            d, u = scales.displacement, scales.heading
+            fixed = abm_accumulate_fixed(fixed, to_fixed(dx, d), to_fixed(dy, d), to_fixed(dz, d),
+                dx * dx + dy * dy + dz * dz, to_fixed(ux, u), to_fixed(uy, u), to_fixed(uz, u), True, c)  # fmt: skip
+        return abm_finish_fixed(hx, hy, hz, fixed, c, scales)
     acc = ABM_EMPTY
     for t in range(start[i], start[i + 1]):
         j = index[t]

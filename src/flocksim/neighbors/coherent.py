@@ -3,16 +3,16 @@
 A counting sort orders the alive agents by cell (by index inside a cell); their
 coordinates are gathered into contiguous cell-ordered arrays, so a neighbour
 loop reads memory in runs (the "coherent grid" of GPU flocking work). Kernels
-then work per cell: the cells of its 3x3 (3x3x3) block are gathered once into a
-per-thread *tile* (the CPU analogue of shared-memory tiles), merged into
-increasing agent index, and every agent of the cell scans that tile.
+then work per cell: the 3x3 (3x3x3) block of a cell is a few *runs* of
+consecutive slots (cells adjacent in x are adjacent in memory), each with one
+periodic image shift, and every agent of the cell scans those runs.
 
-Bitwise parity with the brute-force reference: a tile is scanned in increasing
-agent index, exactly the order of a brute-force neighbour row, and a periodic
-displacement is computed as ``(x_j - x_i) - L*m`` with the image count m of the
-block cell, which is what ``space.min_image`` computes for any pair within the
-query radius. Axes with fewer than 3 cells visit each cell once and use the full
-minimum image per pair.
+Bitwise parity with the brute-force reference: a periodic displacement is
+computed as ``(x_j - x_i) - L*m`` with the image count m of the block cell,
+which is what ``space.min_image`` computes for any pair within the query
+radius. Axes with fewer than 3 cells visit each cell once and use the full
+minimum image per pair. Kernels whose sums must not depend on the visiting
+order accumulate in fixed point (see models/abm_flocking.py).
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ class CoherentGrid:
     xs: np.ndarray  # (n_alive,) float64 coordinates in slot order (zs is zeros in 2D)
     ys: np.ndarray
     zs: np.ndarray
-    max_block: int  # most agents in any cell's 3x3(x3) block: the tile capacity
 
 
 @numba.njit(parallel=True, cache=True)
@@ -81,27 +80,6 @@ def block_width(c, count, periodic):
     return min(c + 1, count - 1) - max(c - 1, 0) + 1
 
 
-@numba.njit(parallel=True, cache=True)
-def _max_block(g, cell_start, lx, ly, lz):
-    ncell = g.nx * g.ny * g.nz
-    best = np.zeros(ncell, dtype=np.int64)
-    for c in numba.prange(ncell):
-        ix = c % g.nx
-        iy = (c // g.nx) % g.ny
-        iz = c // (g.nx * g.ny)
-        total = 0
-        for a in range(block_width(iz, g.nz, g.periodic)):
-            cz, _ = block_axis(iz, g.nz, g.periodic, lz, a)
-            for b in range(block_width(iy, g.ny, g.periodic)):
-                cy, _ = block_axis(iy, g.ny, g.periodic, ly, b)
-                for e in range(block_width(ix, g.nx, g.periodic)):
-                    cx, _ = block_axis(ix, g.nx, g.periodic, lx, e)
-                    cb = cell_id(cx, cy, cz, g)
-                    total += cell_start[cb + 1] - cell_start[cb]
-        best[c] = total
-    return best.max() if ncell > 0 else 0
-
-
 def build_coherent_grid(position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float) -> CoherentGrid:
     """Bin alive agents into cells at least ``min_cell`` wide and gather them in cell order."""
     n, dim = position.shape
@@ -117,8 +95,7 @@ def build_coherent_grid(position: np.ndarray, alive: np.ndarray, space: Space, m
     ys = np.empty(n_alive)
     zs = np.empty(n_alive)
     _gather(position, dim, order, xs, ys, zs)
-    largest = int(_max_block(g, cell_start, g.cx * g.nx, g.cy * g.ny, g.cz * g.nz)) if n_alive else 0
-    return CoherentGrid(g, cell_start, order, cell, xs, ys, zs, largest)
+    return CoherentGrid(g, cell_start, order, cell, xs, ys, zs)
 
 
 def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> CoherentGrid:
@@ -126,105 +103,54 @@ def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int
     return build_coherent_grid(position, alive, space, knn_cell_width(position, alive, space, k))
 
 
-class TileScratch:
-    """Per-thread tile buffers of a given capacity (allocated once, grown on demand)."""
-
-    def __init__(self) -> None:
-        self.arrays: tuple[np.ndarray, ...] = ()
-        self.shape = (0, 0)
-
-    def get(self, threads: int, capacity: int) -> tuple[np.ndarray, ...]:
-        capacity = max(capacity, 1)
-        if self.shape[0] < threads or self.shape[1] < capacity:
-            shape = (max(threads, self.shape[0]), max(capacity, self.shape[1]))
-            ints = [np.empty(shape, dtype=np.int64) for _ in range(4)]  # src, key, perm, perm2
-            floats = [np.empty(shape) for _ in range(3)]  # shift x, y, z
-            self.arrays = (*ints, *floats)
-            self.shape = shape
-        return self.arrays
+MAX_RUNS = 18
+"""Most runs of a block: 9 (y, z) rows of cells (3D), each split in two where x wraps."""
 
 
 @device
-def build_tile(c, g, cell_start, order, space_l, tid, src, key, perm, perm2, shx, shy, shz, runs):
-    """Gather the block of cell c into row ``tid`` of the tile buffers, sorted by agent index.
-
-    After the call, for u < returned size, ``perm[tid, u]`` is the tile entry of
-    the u-th smallest agent index; ``src`` holds its slot, ``key`` its agent
-    index and ``sh*`` its image shift L*m per axis. ``runs`` is an int64 scratch
-    row of at least 28 entries per thread.
-    """
-    lx, ly, lz = space_l
+def block_runs(c, g, cell_start, lx, ly, lz, tid, runs, shifts):
+    """The block of cell c as runs of consecutive slots, into row ``tid`` of
+    ``runs`` (int64, (threads, MAX_RUNS, 2): first and past-last slot) and
+    ``shifts`` (float64, (threads, MAX_RUNS, 3): image shift L*m per axis, see
+    :func:`block_axis`). Empty runs are left out. Returns the number of runs."""
     ix = c % g.nx
     iy = (c // g.nx) % g.ny
     iz = c // (g.nx * g.ny)
-    t = 0
     nruns = 0
     for a in range(block_width(iz, g.nz, g.periodic)):
         cz, sz = block_axis(iz, g.nz, g.periodic, lz, a)
         for b in range(block_width(iy, g.ny, g.periodic)):
             cy, sy = block_axis(iy, g.ny, g.periodic, ly, b)
-            for e in range(block_width(ix, g.nx, g.periodic)):
-                cx, sx = block_axis(ix, g.nx, g.periodic, lx, e)
-                cb = cell_id(cx, cy, cz, g)
-                lo = cell_start[cb]
-                hi = cell_start[cb + 1]
+            row = cell_id(0, cy, cz, g)
+            # up to two x segments: [x0, x1] with shift s0 and [x2, x3] with shift s2
+            x0, x1, s0, x2, x3, s2 = ix - 1, ix + 1, 0.0, 0, -1, 0.0
+            if not g.periodic:
+                x0 = max(x0, 0)
+                x1 = min(x1, g.nx - 1)
+            elif g.nx < 3:
+                x0, x1 = 0, g.nx - 1
+            elif ix == 0:
+                x0, x1, x2, x3, s2 = 0, 1, g.nx - 1, g.nx - 1, lx
+            elif ix == g.nx - 1:
+                x0, x1, x2, x3, s2 = g.nx - 2, g.nx - 1, 0, 0, -lx
+            for lo_cell, hi_cell, sx in ((x0, x1, s0), (x2, x3, s2)):
+                if hi_cell < lo_cell:
+                    continue
+                lo = cell_start[row + lo_cell]
+                hi = cell_start[row + hi_cell + 1]
                 if hi > lo:
-                    runs[tid, nruns] = t
+                    runs[tid, nruns, 0] = lo
+                    runs[tid, nruns, 1] = hi
+                    shifts[tid, nruns, 0] = sx
+                    shifts[tid, nruns, 1] = sy
+                    shifts[tid, nruns, 2] = sz
                     nruns += 1
-                    for s in range(lo, hi):
-                        src[tid, t] = s
-                        key[tid, t] = order[s]
-                        perm[tid, t] = t
-                        shx[tid, t] = sx
-                        shy[tid, t] = sy
-                        shz[tid, t] = sz
-                        t += 1
-    runs[tid, nruns] = t
-    # bottom-up merge of the sorted runs (each cell is already in increasing index)
-    a_is_perm = True
-    while nruns > 1:
-        out_runs = 0
-        r = 0
-        while r < nruns:
-            lo = runs[tid, r]
-            mid = runs[tid, r + 1]
-            hi = runs[tid, r + 2] if r + 1 < nruns else mid
-            p = lo
-            q = mid
-            o = lo
-            while p < mid or q < hi:
-                if a_is_perm:
-                    take_left = q >= hi or (p < mid and key[tid, perm[tid, p]] < key[tid, perm[tid, q]])
-                    if take_left:
-                        perm2[tid, o] = perm[tid, p]
-                        p += 1
-                    else:
-                        perm2[tid, o] = perm[tid, q]
-                        q += 1
-                else:
-                    take_left = q >= hi or (p < mid and key[tid, perm2[tid, p]] < key[tid, perm2[tid, q]])
-                    if take_left:
-                        perm[tid, o] = perm2[tid, p]
-                        p += 1
-                    else:
-                        perm[tid, o] = perm2[tid, q]
-                        q += 1
-                o += 1
-            runs[tid, out_runs] = lo
-            out_runs += 1
-            r += 2
-        runs[tid, out_runs] = t
-        nruns = out_runs
-        a_is_perm = not a_is_perm
-    if not a_is_perm:
-        for u in range(t):
-            perm[tid, u] = perm2[tid, u]
-    return t
+    return nruns
 
 
 @device
-def tile_displacement(xi, yi, zi, xj, yj, zj, sx, sy, sz, full_x, full_y, full_z, space):
-    """Displacement i -> j inside a tile: (x_j - x_i) - L*m per axis, or the full
+def run_displacement(xi, yi, zi, xj, yj, zj, sx, sy, sz, full_x, full_y, full_z, space):
+    """Displacement i -> j seen through a block run: (x_j - x_i) - L*m per axis, or the full
     minimum image on axes with fewer than 3 cells; bitwise what ``displacement`` gives
     for pairs within the query radius."""
     dx = xj - xi
@@ -237,7 +163,7 @@ def tile_displacement(xi, yi, zi, xj, yj, zj, sx, sy, sz, full_x, full_y, full_z
 
 
 def full_image_axes(g: GridGeometry) -> tuple[bool, bool, bool]:
-    """Axes on which tile displacements need the full minimum image."""
+    """Axes on which run displacements need the full minimum image."""
     return (g.periodic and g.nx < 3, g.periodic and g.ny < 3, g.periodic and g.nz < 3)
 
 
@@ -320,147 +246,3 @@ def knn_rows(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row
         for u in range(m):
             row_index[i, u] = rk[tid, u]
         fill[i] = m
-
-
-# ---------------------------------------------------------------- row walks with columns
-#
-# Metric kernels walk the grid row by row (fixed y, z cell). The block of cell
-# (ix, iy, iz) is the union of three *columns* (ix-1, ix, ix+1), a column being the
-# 3 (2D) or 9 (3D) cells stacked in y and z around the row. Each column is built
-# once per row (its cells' runs merged by agent index) and kept in a ring of three;
-# a cell's block is the 3-way merge of its columns, so it comes out sorted by agent
-# index with linear work instead of a sort.
-
-
-class ColumnScratch:
-    """Per-thread buffers: a ring of 3 columns, a merge scratch, and the merged block.
-
-    ``ints[b, tid, e]`` holds (slot, key) of entry e of buffer b, ``floats`` its image
-    shift per axis; buffers 0-2 are the column ring, 3 a merge scratch, 4 the block.
-    """
-
-    def __init__(self) -> None:
-        self.ints = np.empty((5, 0, 0, 2), dtype=np.int64)
-        self.floats = np.empty((5, 0, 0, 3))
-        self.sizes = np.empty((0, 3), dtype=np.int64)
-
-    def get(self, threads: int, capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        capacity = max(capacity, 1)
-        if self.ints.shape[1] < threads or self.ints.shape[2] < capacity:
-            self.ints = np.empty((5, threads, capacity, 2), dtype=np.int64)
-            self.floats = np.empty((5, threads, capacity, 3))
-            self.sizes = np.empty((threads, 16), dtype=np.int64)  # a cache line or more per thread
-        return self.ints, self.floats, self.sizes
-
-
-BLOCK = 4
-"""Index of the merged-block buffer in ColumnScratch."""
-
-
-@device
-def row_walk_supported(g):
-    """Rows can be walked with columns when the x axis has >= 3 cells or is not periodic."""
-    return not g.periodic or g.nx >= 3
-
-
-@device
-def _copy_entry(ints, floats, tid, src, s, dst, o):
-    ints[dst, tid, o, 0] = ints[src, tid, s, 0]
-    ints[dst, tid, o, 1] = ints[src, tid, s, 1]
-    floats[dst, tid, o, 0] = floats[src, tid, s, 0]
-    floats[dst, tid, o, 1] = floats[src, tid, s, 1]
-    floats[dst, tid, o, 2] = floats[src, tid, s, 2]
-
-
-@device
-def build_column(ints, floats, tid, u, iy, iz, g, cell_start, order, lx, ly, lz, dst):
-    """Entries of column u (unwrapped x cell index) around row (iy, iz) into buffer dst,
-    sorted by agent index (buffer 3 is scratch). Returns the size."""
-    if (u < 0 or u >= g.nx) and not g.periodic:
-        return 0
-    cx = u
-    shx = 0.0
-    if u < 0:
-        cx = u + g.nx
-        shx = lx
-    elif u >= g.nx:
-        cx = u - g.nx
-        shx = -lx
-    n = 0
-    for a in range(block_width(iz, g.nz, g.periodic)):
-        cz, shz = block_axis(iz, g.nz, g.periodic, lz, a)
-        for b in range(block_width(iy, g.ny, g.periodic)):
-            cy, shy = block_axis(iy, g.ny, g.periodic, ly, b)
-            cb = cell_id(cx, cy, cz, g)
-            lo = cell_start[cb]
-            hi = cell_start[cb + 1]
-            if hi == lo:
-                continue
-            # merge the cell's run (sorted) into the column from the back, in place
-            m = hi - lo
-            p = n - 1
-            q = m - 1
-            o = n + m - 1
-            while q >= 0:
-                if p >= 0 and ints[dst, tid, p, 1] > order[lo + q]:
-                    _copy_entry(ints, floats, tid, dst, p, dst, o)
-                    p -= 1
-                else:
-                    ints[dst, tid, o, 0] = lo + q
-                    ints[dst, tid, o, 1] = order[lo + q]
-                    floats[dst, tid, o, 0] = shx
-                    floats[dst, tid, o, 1] = shy
-                    floats[dst, tid, o, 2] = shz
-                    q -= 1
-                o -= 1
-            n += m
-    return n
-
-
-@device
-def merge_columns(ints, floats, sizes, tid, a, b, c):
-    """3-way merge of column buffers a, b, c (sorted by agent index) into the block buffer.
-    Returns the block size."""
-    na = sizes[tid, a]
-    nb = sizes[tid, b]
-    nc = sizes[tid, c]
-    big = np.int64(1) << 62
-    p = 0
-    q = 0
-    r = 0
-    o = 0
-    while p < na or q < nb or r < nc:
-        ka = ints[a, tid, p, 1] if p < na else big
-        kb = ints[b, tid, q, 1] if q < nb else big
-        kc = ints[c, tid, r, 1] if r < nc else big
-        if ka <= kb and ka <= kc:
-            _copy_entry(ints, floats, tid, a, p, BLOCK, o)
-            p += 1
-        elif kb <= kc:
-            _copy_entry(ints, floats, tid, b, q, BLOCK, o)
-            q += 1
-        else:
-            _copy_entry(ints, floats, tid, c, r, BLOCK, o)
-            r += 1
-        o += 1
-    return o
-
-
-@device
-def start_row(ints, floats, sizes, tid, iy, iz, g, cell_start, order, lx, ly, lz):
-    """Columns -1 and 0 of a row into ring slots 2 and 0 (column u lives in slot u mod 3)."""
-    sizes[tid, 2] = build_column(ints, floats, tid, -1, iy, iz, g, cell_start, order, lx, ly, lz, 2)
-    sizes[tid, 0] = build_column(ints, floats, tid, 0, iy, iz, g, cell_start, order, lx, ly, lz, 0)
-
-
-@device
-def advance_row(ints, floats, sizes, tid, ix, iy, iz, g, cell_start, order, lx, ly, lz):
-    """Build column ix+1 (replacing column ix-2 in the ring)."""
-    slot = (ix + 1) % 3
-    sizes[tid, slot] = build_column(ints, floats, tid, ix + 1, iy, iz, g, cell_start, order, lx, ly, lz, slot)
-
-
-@device
-def block_of(ints, floats, sizes, tid, ix):
-    """Merged block of cell ix of the current row, in buffer BLOCK. Returns its size."""
-    return merge_columns(ints, floats, sizes, tid, (ix + 2) % 3, ix % 3, (ix + 1) % 3)
