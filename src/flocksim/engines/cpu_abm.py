@@ -92,23 +92,45 @@ def sum_run_2d(acc, lo, hi, si, xi, yi, sx, sy, xs, ys, qxs, qys, c, scales):
 
 
 @device
-def sum_run_3d(acc, lo, hi, si, xi, yi, zi, sx, sy, sz, xs, ys, zs, qxs, qys, qzs, c, scales):
-    """Fixed-point sums over the candidates in slots lo..hi of one 3D run with image shift s."""
+def collect_run_3d(m, lo, hi, si, xi, yi, zi, sx, sy, sz, xs, ys, zs, c, picks, found):
+    """Append the neighbours among slots lo..hi of one 3D run (image shift s) to
+    ``picks`` (slot) and ``found`` (dx, dy, dz, d2 rows) from position m; returns the
+    new count. Branch-free: every candidate is written, the position moves on only
+    for neighbours (one spare entry needed)."""
     for s in range(lo, hi):
         dx = (xs[s] - xi) - sx
         dy = (ys[s] - yi) - sy
         dz = (zs[s] - zi) - sz
         d2 = dx * dx + dy * dy + dz * dz
-        d = scales.displacement
-        acc = abm_accumulate_fixed(acc, to_fixed(dx, d), to_fixed(dy, d), to_fixed(dz, d), d2, qxs[s], qys[s], qzs[s],
-                                   s != si, c)  # fmt: skip
-    return acc
+        picks[m] = s
+        found[0, m] = dx
+        found[1, m] = dy
+        found[2, m] = dz
+        found[3, m] = d2
+        m += np.int64((d2 <= c.vision2) & (s != si))
+    return m
 
 
 @device
-def sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales):
+def sum_picks(acc, m, qxs, qys, qzs, c, scales, picks, found):
+    """Fixed-point sums over the m collected neighbours."""
+    d = scales.displacement
+    for e in range(m):
+        s = picks[e]
+        acc = abm_accumulate_fixed(acc, to_fixed(found[0, e], d), to_fixed(found[1, e], d), to_fixed(found[2, e], d),
+                                   found[3, e], qxs[s], qys[s], qzs[s], True, c)  # fmt: skip
+    return acc
+
+
+PICKS_FLUSH = 256
+"""3D: collected neighbours are summed once this many are waiting (bounds the scratch)."""
+
+
+@device
+def sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales, picks, found):
     """Fixed-point sums of the bird in slot si over every candidate of its cell's block
-    runs (see :func:`abm_accumulate_fixed`)."""
+    runs (see :func:`abm_accumulate_fixed`); ``picks`` and ``found`` are this thread's
+    3D scratch rows, at least PICKS_FLUSH + the longest run + 1 long."""
     qxs, qys, qzs = qs
     xi = xs[si]
     yi = ys[si]
@@ -119,15 +141,23 @@ def sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales):
             acc = sum_run_2d(acc, runs[tid, r, 0], runs[tid, r, 1], si, xi, yi, shifts[tid, r, 0], shifts[tid, r, 1],
                              xs, ys, qxs, qys, c, scales)  # fmt: skip
     else:
+        # 3D: collect the neighbours, then sum them: with 27 cells only a sixth of the
+        # candidates are neighbours, and this measured 30 % faster than summing every
+        # candidate under masks (in 2D, a third are, and masks win)
+        m = 0
         for r in range(nruns):
-            acc = sum_run_3d(acc, runs[tid, r, 0], runs[tid, r, 1], si, xi, yi, zi, shifts[tid, r, 0],
-                             shifts[tid, r, 1], shifts[tid, r, 2], xs, ys, zs, qxs, qys, qzs, c, scales)  # fmt: skip
+            m = collect_run_3d(m, runs[tid, r, 0], runs[tid, r, 1], si, xi, yi, zi, shifts[tid, r, 0],
+                               shifts[tid, r, 1], shifts[tid, r, 2], xs, ys, zs, c, picks, found)  # fmt: skip
+            if m >= PICKS_FLUSH:
+                acc = sum_picks(acc, m, qxs, qys, qzs, c, scales, picks, found)
+                m = 0
+        acc = sum_picks(acc, m, qxs, qys, qzs, c, scales, picks, found)
     return acc
 
 
 @numba.njit(parallel=True, cache=True)
 def abm_step_cells(position, velocity, xs, ys, zs, hxs, hys, hzs, qs, order, cell_start, g, space, c, scales, runs,
-                   shifts, heading, counts, dt):  # fmt: skip
+                   shifts, picks, found, heading, counts, dt):  # fmt: skip
     """Metric mode on grids with >= 3 cells per periodic axis. Phase one, per cell: the
     block as runs of slots; every bird of the cell sums every candidate there in fixed
     point (exact, so in any order) and its new heading goes to ``heading`` (slot
@@ -140,7 +170,7 @@ def abm_step_cells(position, velocity, xs, ys, zs, hxs, hys, hzs, qs, order, cel
         tid = numba.get_thread_id()
         nruns = block_runs(cc, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
         for si in range(lo, hi):
-            acc = sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales)
+            acc = sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales, picks[tid], found[tid])
             hx, hy, hz = abm_finish_fixed(hxs[si], hys[si], hzs[si], acc, c, scales)
             heading[si, 0] = hx
             heading[si, 1] = hy
@@ -176,7 +206,7 @@ class AbmStepper:
     """Chooses the reference or the fused coherent-grid path and keeps the scratch buffers."""
 
     def __init__(self) -> None:
-        self.runs: tuple[np.ndarray, ...] = ()
+        self.scratch: tuple[np.ndarray, ...] = ()
         self.rows: tuple[np.ndarray, ...] = ()
         self.counts: np.ndarray = np.zeros(0, dtype=np.int64)
 
@@ -192,11 +222,13 @@ class AbmStepper:
             grid = build_coherent_grid(state.position, state.alive, model.space, q.radius)
             if not any(full_image_axes(grid.geometry)[: state.dim]):
                 hxs, hys, hzs, qs = self._headings(state, grid, scales)
-                runs, shifts = self._runs(numba.get_num_threads())
+                longest_run = 3 * int(np.diff(grid.cell_start).max()) if state.dim == 3 else 0
+                capacity = PICKS_FLUSH + longest_run + 1
+                runs, shifts, picks, found = self._scratch(numba.get_num_threads(), capacity)
                 heading = buf[: grid.order.shape[0]]
                 abm_step_cells(state.position, state.velocity, grid.xs, grid.ys, grid.zs, hxs, hys, hzs, qs,
-                    grid.order, grid.cell_start, grid.geometry, model.space, c, scales, runs, shifts, heading,
-                    self.counts, dt)  # fmt: skip
+                    grid.order, grid.cell_start, grid.geometry, model.space, c, scales, runs, shifts, picks, found,
+                    heading, self.counts, dt)  # fmt: skip
                 return
         if brute or state.n_alive == 0 or q.mode == "metric":
             # the reference pass over a neighbour list: brute force, or the grid's list on
@@ -223,11 +255,14 @@ class AbmStepper:
         gather_headings(state.velocity, state.dim, grid.order, scales.heading, hxs, hys, hzs, *qs)
         return hxs, hys, hzs, qs
 
-    def _runs(self, threads: int) -> tuple[np.ndarray, ...]:
-        """Per-thread block runs: first/past-last slot and image shifts."""
-        if not self.runs or self.runs[0].shape[0] < threads:
-            self.runs = (np.empty((threads, MAX_RUNS, 2), dtype=np.int64), np.empty((threads, MAX_RUNS, 3)))
-        return self.runs
+    def _scratch(self, threads: int, capacity: int) -> tuple[np.ndarray, ...]:
+        """Per-thread block runs (first/past-last slot, image shifts) and 3D neighbour rows,
+        each row padded to whole cache lines."""
+        width = (capacity // 8 + 1) * 8
+        if not self.scratch or self.scratch[0].shape[0] < threads or self.scratch[2].shape[1] < capacity:
+            self.scratch = (np.empty((threads, MAX_RUNS, 2), dtype=np.int64), np.empty((threads, MAX_RUNS, 3)),
+                            np.empty((threads, width), dtype=np.int64), np.empty((threads, 4, width)))  # fmt: skip
+        return self.scratch
 
     def _rows(self, threads: int, k: int) -> tuple[np.ndarray, ...]:
         """Per-thread k-nearest rows, each padded to whole cache lines: rows of two threads
