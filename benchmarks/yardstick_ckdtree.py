@@ -15,7 +15,7 @@ neighbour search done by ``scipy.spatial.cKDTree`` with a periodic box
 
 Metric mode takes the pairs from ``cKDTree.query_pairs`` with a radius a hair above
 ``vision`` and then keeps d^2 <= vision^2 computed with flocksim's minimum-image formula
-(d - L floor(d / L + 1/2)), so the neighbour sets are exactly flocksim's; the sums are
+(d if |d| < L/2, else d - L floor(d / L + 1/2)), so the neighbour sets are exactly flocksim's; the sums are
 accumulated with ``np.bincount`` in a different order, so results agree to rounding
 (about 1e-12 after a few steps), not bitwise.
 
@@ -49,7 +49,7 @@ RADIUS_SLACK = 1e-9
 
 def min_image(d: np.ndarray, side: float) -> np.ndarray:
     """Shortest periodic image of coordinate differences (flocksim.space.min_image)."""
-    return d - side * np.floor(d / side + 0.5)
+    return np.where(np.abs(d) < 0.5 * side, d, d - side * np.floor(d / side + 0.5))
 
 
 def wrap(x: np.ndarray, side: float) -> np.ndarray:

@@ -40,7 +40,8 @@ RADIUS = 1.0
 def numpy_d2(position: np.ndarray, space: Space) -> np.ndarray:
     """(N, N) squared distances from row i to column j, minimum image in periodic space.
 
-    Same operation order as the kernels (q - p, then d - L floor(d/L + 0.5), then dx^2 + dy^2 + dz^2),
+    Same operation order as the kernels (q - p, then d as it is if |d| < L/2, else d - L floor(d/L + 0.5),
+    then dx^2 + dy^2 + dz^2),
     so exact ties and exact radius hits compare the same way.
     """
     p = np.asarray(position, dtype=np.float64)
@@ -50,7 +51,7 @@ def numpy_d2(position: np.ndarray, space: Space) -> np.ndarray:
     for a in range(dim):
         d = p[None, :, a] - p[:, None, a]
         if space.kind == PERIODIC:
-            d = d - sizes[a] * np.floor(d / sizes[a] + 0.5)
+            d = np.where(np.abs(d) < 0.5 * sizes[a], d, d - sizes[a] * np.floor(d / sizes[a] + 0.5))
         d2 = d2 + d * d
     return d2
 

@@ -39,7 +39,15 @@ def make_space(kind: str, size: list[float] | tuple[float, ...]) -> Space:
 
 @device
 def min_image(d, length):
-    """Shortest periodic image of a coordinate difference ``d`` on an axis of ``length``."""
+    """Shortest periodic image of a coordinate difference ``d`` on an axis of ``length``;
+    exactly half a length maps to -length/2.
+
+    Differences shorter than half a length are returned as they are, without the
+    division: neighbour searches call this for every candidate pair, and most are
+    short (this also keeps d just under length/2, which floor(d/length + 0.5) can
+    round to the other image)."""
+    if abs(d) < 0.5 * length:
+        return d
     return d - length * math.floor(d / length + 0.5)
 
 
@@ -91,5 +99,5 @@ def displacement_array(p: np.ndarray, q: np.ndarray, space: Space) -> np.ndarray
     d = np.asarray(q, dtype=float) - np.asarray(p, dtype=float)
     if space.kind == PERIODIC:
         sizes = np.array([space.lx, space.ly, space.lz])[: d.shape[-1]]
-        d = d - sizes * np.floor(d / sizes + 0.5)
+        d = np.where(np.abs(d) < 0.5 * sizes, d, d - sizes * np.floor(d / sizes + 0.5))
     return d
