@@ -20,7 +20,9 @@ from flocksim.config import (
 from flocksim.params import AbmFlockingParams, ReynoldsParams, parse_params
 from flocksim.scenarios import load_preset, preset_names
 
-PRESETS = ["crowd", "boids-2d", "starlings-2d", "starlings-3d", "abm-flocking-small", "abm-flocking-large"]
+PRESETS = ["crowd", "boids-2d", "starlings-2d", "starlings-3d", "abm-flocking-small", "abm-flocking-large", "enemies"]
+PRESETS += ["vicsek", "couzin"]  # research models (issue 9)
+PRESETS += ["minions", "crowd-maze"]  # game agents (issue 5)
 
 
 def one_line(exc: pytest.ExceptionInfo[ConfigError]) -> str:

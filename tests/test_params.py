@@ -12,7 +12,9 @@ from pydantic import BaseModel, ValidationError
 from flocksim.params import (
     MODEL_NAMES,
     AbmFlockingParams,
+    CouzinParams,
     ReynoldsParams,
+    VicsekParams,
     params_json_schema,
     parse_params,
 )
@@ -20,7 +22,12 @@ from flocksim.scenarios import load_preset, preset_names
 
 SCHEMA = params_json_schema()
 DEFS = SCHEMA["$defs"]
-MODELS = {"reynolds": ReynoldsParams, "abm-flocking": AbmFlockingParams}
+MODELS = {
+    "reynolds": ReynoldsParams,
+    "abm-flocking": AbmFlockingParams,
+    "vicsek": VicsekParams,
+    "couzin": CouzinParams,
+}
 UNIT = re.compile(r"\[([^\]]+)\]")
 BOUND = re.compile(r"(>=|<=|>|<) ([-+0-9.e]+)")
 

@@ -6,7 +6,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from flocksim import io, metrics
 from flocksim.config import ConfigError, apply_overrides, load_toml, save_toml
-from flocksim.params import AbmFlockingParams, Params, ReynoldsParams, parse_params
+from flocksim.params import AbmFlockingParams, CouzinParams, Params, ReynoldsParams, VicsekParams, parse_params
 from flocksim.scenarios import load_preset, preset_names
 from flocksim.simulation import Simulation
 from flocksim.state import FlockState
@@ -19,10 +19,12 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     "AbmFlockingParams",
     "ConfigError",
+    "CouzinParams",
     "FlockState",
     "Params",
     "ReynoldsParams",
     "Simulation",
+    "VicsekParams",
     "__version__",
     "apply_overrides",
     "io",

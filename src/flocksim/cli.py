@@ -671,6 +671,10 @@ from flocksim import cli_bench  # noqa: E402  (registers `flocksim bench`)
 
 cli_bench.register(app)
 
+from flocksim import cli_validate  # noqa: E402  (registers `flocksim validate`)
+
+cli_validate.register(app)
+
 
 def main() -> None:
     app()

@@ -12,10 +12,15 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
-from flocksim.params import MODEL_NAMES, AbmFlockingParams, ReynoldsParams, parse_params
+from flocksim.params import MODEL_NAMES, AbmFlockingParams, CouzinParams, ReynoldsParams, VicsekParams, parse_params
 
-AnyParams = ReynoldsParams | AbmFlockingParams
-MODEL_CLASSES: dict[str, type[BaseModel]] = {"reynolds": ReynoldsParams, "abm-flocking": AbmFlockingParams}
+AnyParams = ReynoldsParams | AbmFlockingParams | VicsekParams | CouzinParams
+MODEL_CLASSES: dict[str, type[BaseModel]] = {
+    "reynolds": ReynoldsParams,
+    "abm-flocking": AbmFlockingParams,
+    "vicsek": VicsekParams,
+    "couzin": CouzinParams,
+}
 
 
 class ConfigError(ValueError):
@@ -84,7 +89,9 @@ def _reject_booleans(data: Any, model: type[BaseModel], prefix: str = "") -> Non
 def describe_validation_error(exc: ValidationError, root: type[BaseModel]) -> str:
     """One line for the first error: dotted key, what is wrong, allowed values."""
     err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"] if not (isinstance(p, str) and p in MODEL_NAMES)]
+    loc = [str(p) for p in err["loc"]]
+    if loc and loc[0] in MODEL_NAMES:  # the union's tag; a section may share a model's name (vicsek.eta)
+        loc = loc[1:]
     key = ".".join(loc) or "parameters"
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -104,6 +111,8 @@ def describe_validation_error(exc: ValidationError, root: type[BaseModel]) -> st
 def _model_at(root: type[BaseModel], loc: list[str]) -> type[BaseModel] | None:
     model: Any = root
     for part in loc:
+        if part.isdigit():  # an item of a list of blocks (obstacles.circles.0.center)
+            continue
         if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
             return None
         model = _model_type(model.model_fields[part].annotation)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from flocksim.params import InitialConditions, World
+from flocksim.params import Agents, InitialConditions, World
 from flocksim.state import FlockState, new_state
 
 
@@ -74,3 +74,40 @@ def initial_state(
     heading = initial_headings(init, world.dim, n, rng)
     speed = max_speed * rng.uniform(init.speed_min, init.speed_max, n)
     return new_state(position, heading * speed[:, None], mass=np.asarray(mass), radius=np.asarray(radius))
+
+
+def kind_counts(fractions: list[float], n: int) -> np.ndarray:
+    """Agents per kind: the fractions of n, rounded by largest remainder (ties to the earlier kind)."""
+    exact = np.asarray(fractions, dtype=np.float64) * n
+    counts = np.floor(exact).astype(np.int64)
+    short = n - int(counts.sum())
+    order = np.argsort(-(exact - counts), kind="stable")
+    counts[order[:short]] += 1
+    return counts
+
+
+def crowd_initial_state(state: FlockState, agents: Agents, world: World, rng: np.random.Generator) -> FlockState:
+    """Apply ``agents.kinds`` (kind labels shuffled over the agents, each with its kind's mass and
+    radius) and ``agents.planar`` (every agent starts on the ground plane y = centre of the region,
+    its velocity's y removed, a vertical one replaced by +x at the same speed). Draws from ``rng``
+    only when kinds are given, so other runs keep their random streams."""
+    if agents.kinds:
+        labels = np.repeat(
+            np.arange(len(agents.kinds), dtype=np.int32), kind_counts([k.fraction for k in agents.kinds], state.n)
+        )
+        rng.shuffle(labels)
+        state.kind[:] = labels
+        state.mass[:] = np.array([k.mass for k in agents.kinds])[labels]
+        state.radius[:] = np.array([k.radius for k in agents.kinds])[labels]
+    if agents.planar and world.dim == 3:
+        ground = world.bounds.size[1] / 2 if world.bounds.kind in ("box", "periodic") else 0.0
+        state.position[:, 1] = ground
+        speed = np.linalg.norm(state.velocity, axis=1)
+        state.velocity[:, 1] = 0.0
+        flat = np.linalg.norm(state.velocity, axis=1)
+        vertical = flat == 0.0
+        state.velocity[vertical] = 0.0
+        state.velocity[vertical, 0] = speed[vertical]
+        scale = np.where(vertical, 1.0, speed / np.where(vertical, 1.0, flat))
+        state.velocity *= scale[:, None]
+    return state

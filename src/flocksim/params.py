@@ -135,6 +135,14 @@ class InitialConditions(Strict):
 PerAgent = float | list[float]
 
 
+class AgentKind(Strict):
+    """One kind of agent in a mixed population (seed 004: light and heavy enemies)."""
+
+    fraction: float = quantity(1.0, "fraction", "Share of the agents of this kind", gt=0.0, le=1.0)
+    mass: float = quantity(1.0, "mass units", "Mass of this kind", gt=0.0, le=1e12)
+    radius: float = quantity(0.5, "units", "Body radius of this kind", ge=0.0, le=1e9)
+
+
 class Agents(Strict):
     """Agent count, speed and force limits, bodies (SPEC 1.1, 1.3)."""
 
@@ -160,6 +168,17 @@ class Agents(Strict):
         description="Body radius, one value or one per agent [units]; allowed: >= 0 and finite.",
         json_schema_extra={"unit": "units"},
     )
+    kinds: list[AgentKind] = Field(
+        [],
+        description="Mixed population: a list of {fraction, mass, radius}; agent counts per kind are the "
+        "fractions of n rounded by largest remainder, kinds shuffled over the agents (state.kind = list index); "
+        "overrides mass and radius; allowed: fractions > 0 summing to 1, mass > 0, radius >= 0.",
+    )
+    planar: bool = Field(
+        False,
+        description="Ground agents (SPEC 3.11): in 3D they move in the x-z plane (velocity y removed; overlaps and "
+        "obstacles ignore y); allowed: true | false (true needs world.dim = 3).",
+    )
     init: InitialConditions = Field(default_factory=InitialConditions, description="Initial conditions.")
 
     @model_validator(mode="after")
@@ -175,6 +194,12 @@ class Agents(Strict):
                 bad = v <= lowest_ok if strict else v < lowest_ok
                 if bad or not math.isfinite(v):
                     raise ValueError(f"{name}: values must be {'>' if strict else '>='} 0 and finite, got {v!r}")
+        if self.kinds:
+            total = sum(k.fraction for k in self.kinds)
+            if abs(total - 1.0) > 1e-6:
+                raise ValueError(f"kinds: fractions must sum to 1, got {total:g}")
+            if isinstance(self.mass, list) or isinstance(self.radius, list):
+                raise ValueError("kinds: cannot be combined with per-agent mass or radius lists")
         return self
 
 
@@ -262,12 +287,40 @@ class Cohesion(Strict):
     radius: float = quantity(3.0, "units", "Cohesion radius (metric mode)", ge=0.0, le=1e9)
 
 
+class Slots(Strict):
+    """Per-agent seek points around a group's target so agents do not pile on one point (SPEC 3.6, seed 001).
+
+    ``ring``: attack slots evenly spaced on rings around the target (first ring at ``radius``, next
+    rings ``spacing`` further out, neighbouring slots ``spacing`` apart along a ring; 3D: rings in
+    the x-z ground plane), each assigned to one agent of the group so that the summed distance
+    from agents to their slots is smallest (reassigned when the group's membership changes and
+    every ``reassign_interval``). ``random``: a fixed random offset per agent, uniform in a disc of
+    ``radius``. ``none``: every agent seeks the target itself. Offsets move with the target.
+    """
+
+    mode: Literal["none", "ring", "random"] = choice("none", "Seek points: none | ring | random.")
+    radius: float = quantity(
+        1.5, "units", "Radius of the first slot ring, or of the random-offset disc", ge=0.0, le=1e9
+    )
+    spacing: float = quantity(1.2, "units", "Distance between neighbouring slots and between rings", gt=0.0, le=1e9)
+    reassign_interval: float = quantity(
+        1.0, "s", "Reassign ring slots this often (0 = only when the group's agents change)", ge=0.0, le=1e9
+    )
+
+
 class Seek(Strict):
     """Desired velocity toward a target point, with arrival (SPEC 3.6).
 
     Desired speed is max_speed outside ``arrival_radius``, falls linearly to
     zero at ``stop_radius`` inside it, and is zero (brake) inside
-    ``stop_radius``. Weight 0 switches seeking off.
+    ``stop_radius``. Weight 0 switches seeking off. Agents of kind (group) k
+    seek ``group_targets[k]`` when given, else ``target``; game code moves a
+    group's target with ``Simulation.set_target``. With ``slots`` each agent
+    seeks its own point around its group's target. Closer than
+    ``attack_range`` to its own seek point an agent's seek weight is
+    multiplied by ``attack_weight`` and its alignment and cohesion are off
+    (seed 001: in combat range switch from flocking to the slot or a stop
+    rule; separation still keeps agents apart).
     """
 
     weight: float = quantity(0.0, "", "Weight w_target (0 = off)", ge=0.0, le=1e6)
@@ -280,11 +333,38 @@ class Seek(Strict):
     )
     arrival_radius: float = quantity(0.0, "units", "Slow down inside this distance (0 = no arrival)", ge=0.0, le=1e9)
     stop_radius: float = quantity(0.0, "units", "Stop inside this distance", ge=0.0, le=1e9)
+    group_targets: list[Vector] = Field(
+        [],
+        description="Target of each group (agents of kind k seek entry k; groups beyond the list seek target) "
+        "[units]; allowed: a list of points of 2 or 3 finite numbers.",
+        json_schema_extra={"unit": "units"},
+    )
+    attack_range: float = quantity(
+        0.0,
+        "units",
+        "Closer than this to its seek point an agent seeks with weight x attack_weight, without alignment and "
+        "cohesion (0 = off)",
+        ge=0.0,
+        le=1e9,
+    )
+    attack_weight: float = quantity(1.0, "", "Multiplier of w_target inside attack_range", ge=0.0, le=1e6)
+    route: list[Vector] = Field(
+        [],
+        description="Closed route the shared target walks (from the first point; empty = it stays at target; "
+        "Simulation.set_target(None, ...) stops it) [units]; allowed: points of 2 or 3 finite numbers.",
+        json_schema_extra={"unit": "units"},
+    )
+    route_speed: float = quantity(0.0, "units/s", "Speed of the shared target along route", ge=0.0, le=1e9)
+    slots: Slots = Field(default_factory=Slots, description="Attack slots or random offsets around the target.")
 
     @model_validator(mode="after")
     def _order(self) -> Seek:
         if self.stop_radius > self.arrival_radius and self.arrival_radius > 0:
             raise ValueError(f"stop_radius ({self.stop_radius:g}) must be <= arrival_radius ({self.arrival_radius:g})")
+        for name in ("group_targets", "route"):
+            for k, point in enumerate(getattr(self, name)):
+                if len(point) not in (2, 3):
+                    raise ValueError(f"{name}[{k}] needs 2 or 3 numbers, got {len(point)}")
         return self
 
 
@@ -292,6 +372,23 @@ class BoundsRule(Strict):
     """Soft walls turning agents inward (SPEC 3.8); see world.bounds."""
 
     weight: float = quantity(1.0, "", "Weight of the wall push", ge=0.0, le=1e6)
+
+
+class Avoid(Strict):
+    """Obstacle avoidance steering (SPEC 3.9, seed 004; obstacles in the ``obstacles`` block).
+
+    Each obstacle closer than its influence radius (distance d from its core: centre, segment
+    or box) pushes with (away/d) (1 - d/influence); the pushes are summed (not averaged), the
+    sum is capped at length ``cap`` and the agent accelerates by weight x strength x that
+    (added like the wall push, after the steering sum, in both steering conventions). With
+    ``look_ahead`` > 0 the push at the agent's predicted position p + v look_ahead is added
+    before the cap, so agents turn before they reach an obstacle's influence (seed 000).
+    """
+
+    weight: float = quantity(1.0, "", "Weight w_avoid (0 = off)", ge=0.0, le=1e6)
+    strength: float = quantity(20.0, "units/s^2", "Acceleration of a push of length 1", ge=0.0, le=1e12)
+    cap: float = quantity(1.0, "", "Largest length of the summed push", gt=0.0, le=1e6)
+    look_ahead: float = quantity(0.0, "s", "Also push at p + v x look_ahead (0 = off)", ge=0.0, le=1e6)
 
 
 class Rules(Strict):
@@ -312,6 +409,7 @@ class Rules(Strict):
     cohesion: Cohesion = Field(default_factory=Cohesion, description="Cohesion rule.")
     seek: Seek = Field(default_factory=Seek, description="Target seek rule.")
     bounds: BoundsRule = Field(default_factory=BoundsRule, description="Soft-wall rule.")
+    avoid: Avoid = Field(default_factory=Avoid, description="Obstacle avoidance rule.")
 
 
 class PanicMultipliers(Strict):
@@ -390,6 +488,136 @@ class SpontaneousTurning(Strict):
     )
 
 
+class Navigation(Strict):
+    """Path-finding by flow field (SPEC 3.7, seed 001): agents seek along a field, flocking corrects locally.
+
+    A 2D occupancy grid of ``cell_size`` cells whose lower-left corner is at ``origin`` (2D: x, y;
+    3D: the x-z ground plane) comes from ``map`` (text rows, the first row on top = highest
+    coordinate, ``#`` a wall, anything else free), ``image`` (a PNG file, top row on top, pixels
+    darker than 50 % grey are walls) or ``obstacles`` (the ``obstacles`` block over world.bounds.size:
+    a cell is a wall when its centre is closer than cell_size/2 + body radius + ``clearance`` to an
+    obstacle's core). Per group target a cost-distance map over free cells
+    (8-connected, no cutting across wall corners; scipy's Dijkstra) gives every cell the direction
+    of its next cell on a shortest path; it is recomputed only when the target moves to another
+    cell. An agent seeks the point ahead of it along the field at its remaining path distance;
+    within ``direct_radius`` of its group's target (path distance) it seeks its own seek point
+    straight. Agents outside the grid, or in cells from which the target cannot be reached, seek
+    straight too.
+    """
+
+    enabled: bool = Field(False, description="Seek along a flow field; allowed: true | false.")
+    source: Literal["map", "image", "obstacles"] = choice("map", "Occupancy source: map | image | obstacles.")
+    map: list[str] = Field([], description="Occupancy rows, top row first, '#' = wall; allowed: equal-length rows.")
+    image: str = Field("", description="PNG occupancy image (dark = wall), top row on top; allowed: a file path.")
+    cell_size: float = quantity(1.0, "units", "Side of one grid cell", gt=0.0, le=1e9)
+    origin: Vector = Field(
+        [0.0, 0.0],
+        description="World position of the grid's lower-left corner (x, y; 3D: x, z) [units]; allowed: 2 numbers.",
+        min_length=2,
+        max_length=2,
+        json_schema_extra={"unit": "units"},
+    )
+    interpolation: Literal["bilinear", "nearest"] = choice(
+        "bilinear", "Field direction at an agent: bilinear (of the 4 nearest free cells) | nearest (its cell)."
+    )
+    direct_radius: float = quantity(
+        2.0, "units", "Within this path distance of the target an agent seeks its seek point straight", ge=0.0, le=1e9
+    )
+    clearance: float = quantity(
+        0.0,
+        "units",
+        "Obstacles grow by this when rasterised (source = obstacles; e.g. the agents' radius)",
+        ge=0.0,
+        le=1e9,
+    )
+
+    @model_validator(mode="after")
+    def _source(self) -> Navigation:
+        if not self.enabled:
+            return self
+        if self.source == "map":
+            if not self.map or not self.map[0]:
+                raise ValueError("map: needs at least one non-empty row when source = 'map'")
+            if len({len(row) for row in self.map}) != 1:
+                raise ValueError("map: every row must have the same length")
+        if self.source == "image" and not self.image:
+            raise ValueError("image: needs a PNG path when source = 'image'")
+        return self
+
+
+def _point(doc: str) -> Any:
+    return Field(
+        description=f"{doc} [units]; allowed: as many finite numbers as world.dim.",
+        min_length=2,
+        max_length=3,
+        json_schema_extra={"unit": "units"},
+    )
+
+
+class Circle(Strict):
+    """A round obstacle: circle (2D), sphere (3D), vertical cylinder (planar 3D) (SPEC 3.9, seed 004)."""
+
+    center: Vector = _point("Centre")
+    body_radius: float = quantity(0.5, "units", "Solid radius (agents are kept out of it)", ge=0.0, le=1e9)
+    influence_radius: float = quantity(2.0, "units", "Steering range, from the centre", ge=0.0, le=1e9)
+
+
+class Segment(Strict):
+    """A wall: the segment from ``a`` to ``b`` thickened by ``body_radius`` (a capsule)."""
+
+    a: Vector = _point("First end")
+    b: Vector = _point("Second end")
+    body_radius: float = quantity(0.25, "units", "Half thickness of the wall", ge=0.0, le=1e9)
+    influence_radius: float = quantity(2.0, "units", "Steering range, from the segment", ge=0.0, le=1e9)
+
+
+class Box(Strict):
+    """A solid axis-aligned box from ``min_corner`` to ``max_corner`` (level geometry)."""
+
+    min_corner: Vector = _point("Lowest corner")
+    max_corner: Vector = _point("Highest corner")
+    body_radius: float = quantity(0.0, "units", "Rounding added around the box (solid)", ge=0.0, le=1e9)
+    influence_radius: float = quantity(2.0, "units", "Steering range, from the box's surface", ge=0.0, le=1e9)
+
+
+class Obstacles(Strict):
+    """Static obstacles (SPEC 3.9, 4.4; seed 004): circles/spheres, wall segments and boxes.
+
+    Each has a core (a point, a segment, a solid box), a body radius around the core (the
+    solid part: overlap resolution keeps agents' bodies out of it, as an infinite mass) and an
+    influence radius around the core (steering, rules.avoid). Kept in their own grid whose
+    cell size follows the largest influence radius. Not available in periodic space.
+    """
+
+    circles: list[Circle] = Field(
+        [], description="Circles/spheres, each {center, body_radius, influence_radius}; allowed: see Circle."
+    )
+    segments: list[Segment] = Field(
+        [], description="Wall segments, each {a, b, body_radius, influence_radius}; allowed: see Segment."
+    )
+    boxes: list[Box] = Field(
+        [],
+        description="Boxes, each {min_corner, max_corner, body_radius, influence_radius}; allowed: see Box.",
+    )
+
+    def count(self) -> int:
+        return len(self.circles) + len(self.segments) + len(self.boxes)
+
+
+class Overlap(Strict):
+    """Overlap resolution (SPEC 4, seed 004): position corrections after integration.
+
+    Agents i, j overlapping (d < r_i + r_j) share the penetration by mass: i moves
+    m_j/(m_i + m_j) of it away from j (a displacement, no dt). Corrections from agents are
+    averaged, corrections from obstacles (infinite mass: the agent takes all) averaged
+    separately, and the two added. Coincident centres (d^2 < 1e-8) are skipped. Each of
+    ``iterations`` relaxation passes reads one snapshot of the positions.
+    """
+
+    enabled: bool = Field(False, description="Resolve overlaps after every step; allowed: true | false.")
+    iterations: int = quantity(1, "passes", "Relaxation passes per step (seed 004: 1)", ge=1, le=100)
+
+
 class ModelBase(Strict):
     """Fields every model shares."""
 
@@ -413,7 +641,7 @@ class ReynoldsParams(ModelBase):
     """Reynolds boids and its descendants: separation, alignment, cohesion,
     seek and soft walls, summed per agent (SPEC 3; Reynolds 1987)."""
 
-    model: Literal["reynolds"] = Field("reynolds", description="Model: reynolds | abm-flocking.")
+    model: Literal["reynolds"] = Field("reynolds", description="Model: reynolds | abm-flocking | vicsek | couzin.")
     agents: Agents = Field(default_factory=Agents, description="Agents.")
     neighbors: Neighbors = Field(default_factory=Neighbors, description="Neighbourhood.")
     rules: Rules = Field(default_factory=Rules, description="Steering rules.")
@@ -421,6 +649,38 @@ class ReynoldsParams(ModelBase):
     turning: SpontaneousTurning = Field(
         default_factory=SpontaneousTurning, description="Spontaneous turns (off by default)."
     )
+    navigation: Navigation = Field(default_factory=Navigation, description="Flow-field path-finding (off by default).")
+    obstacles: Obstacles = Field(default_factory=Obstacles, description="Static obstacles (none by default).")
+    overlap: Overlap = Field(default_factory=Overlap, description="Overlap resolution (off by default).")
+
+    @model_validator(mode="after")
+    def _crowds(self) -> ReynoldsParams:
+        dim = self.world.dim
+        if self.agents.planar and dim != 3:
+            raise ValueError("agents.planar: needs world.dim = 3 (2D agents already move in a plane)")
+        obs = self.obstacles
+        if obs.count() and self.world.bounds.kind == "periodic":
+            raise ValueError("obstacles: not supported with world.bounds.kind = 'periodic'")
+        points = [(f"circles[{k}].center", o.center) for k, o in enumerate(obs.circles)]
+        points += [(f"segments[{k}].{e}", getattr(o, e)) for k, o in enumerate(obs.segments) for e in ("a", "b")]
+        corners = ("min_corner", "max_corner")
+        points += [(f"boxes[{k}].{e}", getattr(o, e)) for k, o in enumerate(obs.boxes) for e in corners]
+        for name, point in points:
+            if len(point) != dim:
+                raise ValueError(f"obstacles.{name}: needs {dim} numbers (world.dim = {dim}), got {len(point)}")
+        for k, o in enumerate(obs.boxes):
+            if any(lo > hi for lo, hi in zip(o.min_corner, o.max_corner, strict=True)):
+                raise ValueError(f"obstacles.boxes[{k}]: min_corner must be <= max_corner on every axis")
+        return self
+
+    @model_validator(mode="after")
+    def _navigation(self) -> ReynoldsParams:
+        if self.navigation.enabled:
+            if self.world.bounds.kind == "periodic":
+                raise ValueError("navigation: periodic bounds are not supported (flow fields do not wrap)")
+            if self.rules.seek.weight == 0.0:
+                raise ValueError("navigation: needs rules.seek.weight > 0 (agents follow the field by seeking)")
+        return self
 
     @model_validator(mode="after")
     def _spin_damping(self) -> ReynoldsParams:
@@ -465,20 +725,154 @@ class AbmFlockingParams(ModelBase):
     reported as speed * h / dt.
     """
 
-    model: Literal["abm-flocking"] = Field("abm-flocking", description="Model: reynolds | abm-flocking.")
+    model: Literal["abm-flocking"] = Field(
+        "abm-flocking", description="Model: reynolds | abm-flocking | vicsek | couzin."
+    )
     agents: AbmAgents = Field(default_factory=AbmAgents, description="Birds.")
     neighbors: Neighbors = Field(default_factory=Neighbors, description="Neighbourhood (metric radius = vision).")
     flocking: AbmFlocking = Field(default_factory=AbmFlocking, description="Model coefficients.")
 
 
-Params = Annotated[ReynoldsParams | AbmFlockingParams, Field(discriminator="model")]
+class SearchMethod(Strict):
+    """Neighbour search of the research models: the algorithm only, never the result."""
+
+    method: Literal["auto", "grid", "brute"] = choice(
+        "auto", "Search algorithm: auto | grid | brute (brute force is the O(N^2) reference)."
+    )
+
+
+class ResearchAgents(Strict):
+    """Agents of a research model: a count and how they start (speeds come from the model)."""
+
+    n: int = quantity(400, "agents", "Number of agents", ge=0, le=50_000_000)
+    init: InitialConditions = Field(default_factory=InitialConditions, description="Initial conditions.")
+
+
+TWO_PI = 2.0 * math.pi
+SIZE_DOC = (
+    "Box/periodic side lengths, or the extent of the start in open space, one per axis [units]; "
+    "allowed: each > 0, as many as world.dim."
+)
+
+
+class VicsekBounds(Bounds):
+    """Region of the vicsek model: periodic (the paper's box) or open; it has no walls."""
+
+    kind: Literal["periodic", "open"] = choice("periodic", "Region shape: periodic | open (no walls in this model).")
+    size: Vector = Field([10.0, 10.0], description=SIZE_DOC, json_schema_extra={"unit": "units"})
+
+
+class VicsekWorld(World):
+    """World of the vicsek model: one step is one time unit in the paper."""
+
+    bounds: VicsekBounds = Field(default_factory=VicsekBounds, description="Region agents live in.")
+    dt: float = quantity(1.0, "s", "Time step (Vicsek: 1)", gt=0.0, le=10.0)
+
+
+class CouzinBounds(Bounds):
+    """Region of the couzin model: open (the paper) or periodic; it has no walls."""
+
+    kind: Literal["open", "periodic"] = choice("open", "Region shape: open | periodic (no walls in this model).")
+    size: Vector = Field([10.0, 10.0, 10.0], description=SIZE_DOC, json_schema_extra={"unit": "units"})
+
+
+class CouzinWorld(World):
+    """World of the couzin model: 3D, one step is tau."""
+
+    dim: Literal[2, 3] = choice(3, "Spatial dimension: 2 | 3 (the paper: 3).")
+    bounds: CouzinBounds = Field(default_factory=CouzinBounds, description="Region agents live in.")
+    dt: float = quantity(0.1, "s", "Time step tau (Couzin: 0.1 s)", gt=0.0, le=10.0)
+
+
+class CouzinAgents(ResearchAgents):
+    """Individuals of the couzin model."""
+
+    n: int = quantity(100, "agents", "Number of individuals", ge=0, le=50_000_000)
+
+
+class Vicsek(Strict):
+    """Coefficients of the Vicsek model (Vicsek et al. 1995)."""
+
+    speed: float = quantity(0.03, "units/s", "Constant speed v0 (Vicsek: 0.03 per step with dt = 1)", gt=0.0, le=1e9)
+    radius: float = quantity(1.0, "units", "Interaction radius r (the particle itself included)", gt=0.0, le=1e9)
+    eta: float = quantity(
+        2.0,
+        "rad",
+        "Noise width eta: 2D angle uniform within +-eta/2, 3D uniform on the cap of half-angle eta/2 "
+        "(radians, as in the paper)",
+        ge=0.0,
+        le=TWO_PI,
+    )
+
+
+class VicsekParams(ModelBase):
+    """Vicsek et al. (1995), Phys. Rev. Lett. 75:1226: constant speed, align with everyone
+    within r (the particle itself included), plus uniform angular noise of width eta.
+
+    Per step, reading step t: h_i(t+1) = noise(eta) applied to the direction of
+    sum_{|p_j - p_i| <= r} h_j(t); p_i(t+1) = wrap(p_i(t) + v0 dt h_i(t+1)) (the new
+    heading moves the particle: the "forward" convention of Chate et al. 2008).
+    2D or 3D; periodic (the paper) or open space.
+    """
+
+    model: Literal["vicsek"] = Field("vicsek", description="Model: reynolds | abm-flocking | vicsek | couzin.")
+    world: VicsekWorld = Field(
+        default_factory=VicsekWorld, description="World: dimension, region (periodic or open), time step."
+    )
+    agents: ResearchAgents = Field(default_factory=ResearchAgents, description="Particles.")
+    neighbors: SearchMethod = Field(default_factory=SearchMethod, description="Neighbour search.")
+    vicsek: Vicsek = Field(default_factory=Vicsek, description="Model coefficients.")
+
+
+class Couzin(Strict):
+    """Coefficients of the Couzin model (Couzin et al. 2002); the paper's defaults."""
+
+    r_r: float = quantity(1.0, "units", "Radius of the zone of repulsion", gt=0.0, le=1e9)
+    delta_r_o: float = quantity(2.0, "units", "Width of the zone of orientation (beyond r_r)", ge=0.0, le=1e9)
+    delta_r_a: float = quantity(
+        14.0, "units", "Width of the zone of attraction (beyond r_r + delta_r_o)", ge=0.0, le=1e9
+    )
+    field_of_perception_deg: float = quantity(
+        270.0,
+        "deg",
+        "Field of perception alpha; neighbours in the rear cone of 360 - alpha are unseen",
+        gt=0.0,
+        le=360.0,
+    )
+    max_turn_deg: float = quantity(40.0, "deg/s", "Maximum turning rate theta", gt=0.0, le=1e6)
+    speed: float = quantity(3.0, "units/s", "Constant speed s", gt=0.0, le=1e9)
+    noise_sd: float = quantity(0.05, "rad", "Standard deviation sigma of the Gaussian angular noise", ge=0.0, le=10.0)
+
+
+class CouzinParams(ModelBase):
+    """Couzin et al. (2002), J. theor. Biol. 218:1: zones of repulsion, orientation and attraction.
+
+    Per step of tau = world.dt, reading step t: neighbours within r_r repel and, if
+    there are any, decide alone; otherwise the summed headings of the zone of
+    orientation and the summed unit offsets of the zone of attraction (each
+    normalised, averaged when both are present) give the desired direction.
+    Neighbours in the blind rear cone are ignored. Gaussian angular noise sigma,
+    then a turn of at most theta tau toward the desired direction, then
+    p += s tau h. Open (the paper) or periodic space.
+    """
+
+    model: Literal["couzin"] = Field("couzin", description="Model: reynolds | abm-flocking | vicsek | couzin.")
+    world: CouzinWorld = Field(
+        default_factory=CouzinWorld, description="World: dimension, region (open or periodic), time step tau."
+    )
+    agents: CouzinAgents = Field(default_factory=CouzinAgents, description="Individuals.")
+    neighbors: SearchMethod = Field(default_factory=SearchMethod, description="Neighbour search.")
+    couzin: Couzin = Field(default_factory=Couzin, description="Model coefficients.")
+
+
+Params = Annotated[ReynoldsParams | AbmFlockingParams | VicsekParams | CouzinParams, Field(discriminator="model")]
 """Any model's parameters; validate a mapping with :func:`parse_params`."""
 
-MODEL_NAMES = ("reynolds", "abm-flocking")
+MODEL_NAMES = ("reynolds", "abm-flocking", "vicsek", "couzin")
 _ADAPTER: TypeAdapter[Params] = TypeAdapter(Params)
 
 
-def parse_params(data: dict[str, Any]) -> ReynoldsParams | AbmFlockingParams:
+def parse_params(data: dict[str, Any]) -> ReynoldsParams | AbmFlockingParams | VicsekParams | CouzinParams:
     """Validate a mapping (from TOML, JSON or a dict) into a model's parameters.
 
     A missing ``model`` key means ``reynolds``. Raises ``pydantic.ValidationError``.

@@ -17,8 +17,10 @@ from flocksim.engines import make_engine
 from flocksim.metrics import flock_summary
 from flocksim.models import make_model
 from flocksim.neighbors import NeighborList
+from flocksim.neighbors.query import SpatialIndex
 from flocksim.perturbation import perturb_turn
-from flocksim.state import FlockState
+from flocksim.spawning import append_agents, rows_of
+from flocksim.state import FlockState, new_state
 
 
 class Component(Protocol):
@@ -77,6 +79,11 @@ class Simulation:
         self.rng = np.random.default_rng(self.seed)
         self.state: FlockState = self.model.initial_state(self.rng)
         self.steps = 0
+        self._in_step = False  # spawns and removals requested meanwhile wait for the step's end (SPEC 1.5)
+        self._pending: list[tuple[str, Any]] = []
+        self._index: SpatialIndex | None = None
+        self._index_key: tuple[int, int] | None = None
+        self._version = 0  # bumped by every change of the agent set, so queries rebuild their grid
         # the predator and spontaneous turns of params.predator / params.turning (SPEC 5.2, 5.3)
         self.components: list[Component] = default_components(self)
         self.recorder = recorder
@@ -96,6 +103,7 @@ class Simulation:
     def step(self, n: int = 1) -> None:
         """Advance ``n`` steps."""
         for _ in range(int(n)):
+            self._in_step = True
             if self.recorder is not None:
                 self.recorder.before_step(self)
             for component in self.components:
@@ -104,8 +112,103 @@ class Simulation:
             self.steps += 1
             for component in self.components:
                 component.after_step(self)
+            self._in_step = False
+            self._apply_pending()
             if self.recorder is not None:
                 self.recorder.after_step(self)
+
+    def add_agents(
+        self,
+        positions: Any,
+        velocities: Any = None,
+        mass: Any = None,
+        radius: Any = None,
+        kind: Any = 0,
+    ) -> np.ndarray:
+        """Add agents; returns their new stable ids (SPEC 1.5). See :mod:`flocksim.spawning`.
+
+        ``positions`` (M, dim) [units]; ``velocities`` (M, dim) [units/s], zero when None;
+        ``kind`` one value or M; ``mass`` / ``radius`` one value or M, by default those of the
+        kind in ``agents.kinds`` or else ``agents.mass`` / ``agents.radius``. Called while a step
+        is in flight (from a component), the agents join after the step; otherwise at once."""
+        kinds = getattr(getattr(self.params, "agents", None), "kinds", [])
+        labels = np.asarray(kind)  # one label or M: the defaults follow its shape
+        for name, value in (("mass", mass), ("radius", radius)):
+            if value is not None:
+                continue
+            if kinds:
+                if labels.dtype.kind not in "iu" or labels.min(initial=0) < 0 or labels.max(initial=0) >= len(kinds):
+                    raise ValueError(f"add_agents: kind must be 0..{len(kinds) - 1} (agents.kinds) or pass {name}")
+                value = np.array([getattr(k, name) for k in kinds])[labels]
+            else:
+                value = getattr(getattr(self.params, "agents", None), name, 1.0 if name == "mass" else 0.5)
+                if isinstance(value, list):
+                    raise ValueError(f"add_agents: agents.{name} is a per-agent list; pass {name}")
+            if name == "mass":
+                mass = value
+            else:
+                radius = value
+        if self._in_step:  # check and reserve the ids now, add the rows after the step
+            dim = self.state.dim
+            staged = new_state(np.zeros((0, dim)), np.zeros((0, dim)))
+            staged.next_id = self.state.next_id
+            ids = append_agents(staged, positions, velocities, mass, radius, kind)
+            self.state.next_id = staged.next_id
+            self._pending.append(("add", staged))
+            return ids
+        ids = append_agents(self.state, positions, velocities, mass, radius, kind)
+        self._version += 1
+        return ids
+
+    def remove_agents(self, ids: Any) -> None:
+        """Remove agents by stable id (SPEC 1.5): their rows stay with ``alive = False``. Called
+        while a step is in flight, the removal takes effect after the step; otherwise at once.
+        An unknown or already removed id raises ValueError naming it."""
+        if self._in_step:
+            pending = {int(i) for op, staged in self._pending if op == "add" for i in staged.ids}
+            check = [i for i in np.atleast_1d(ids).tolist() if int(i) not in pending]
+            rows_of(self.state, check)
+            self._pending.append(("remove", np.atleast_1d(np.asarray(ids))))
+            return
+        self.state.alive[rows_of(self.state, ids)] = False
+        self._version += 1
+
+    def _apply_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        for op, args in pending:
+            if op == "add":  # the ids reserved in order when it was queued
+                reserved = self.state.next_id
+                self.state.next_id = int(args.ids[0]) if args.n else reserved
+                append_agents(self.state, args.position, args.velocity, args.mass, args.radius, args.kind)
+                self.state.next_id = reserved
+            else:
+                self.state.alive[rows_of(self.state, args)] = False
+            self._version += 1
+
+    def spatial_index(self) -> SpatialIndex:
+        """The grid that answers :meth:`query_radius` and :meth:`query_nearest`, rebuilt at most once
+        per step (and after add/remove/restore). After editing ``state`` arrays by hand, call
+        ``invalidate_queries()``."""
+        key = (self.steps, self._version)
+        if self._index is None or self._index_key != key:
+            s = self.state
+            self._index = SpatialIndex(s.position, s.alive, s.ids, self.model.space)
+            self._index_key = key
+        return self._index
+
+    def invalidate_queries(self) -> None:
+        """Forget the query grid (after editing state arrays by hand)."""
+        self._index = None
+
+    def query_radius(self, point: Any, r: float, out: np.ndarray | None = None) -> np.ndarray:
+        """Ids of the alive agents within ``r`` [units] of ``point`` (inclusive), ascending (SPEC 2.6).
+        ``out``: an int64 buffer reused when large enough (no allocation); a view of it is returned."""
+        return self.spatial_index().radius(point, r, out)
+
+    def query_nearest(self, point: Any, k: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Ids of the ``k`` alive agents nearest ``point``, nearest first, ties to the lower id (SPEC 2.6).
+        ``out``: an int64 buffer of length >= k, filled and returned as a view."""
+        return self.spatial_index().nearest(point, k, out)
 
     def warm_up(self) -> float:
         """Compile (or load from cache) the engine's kernels by stepping a copy of the
@@ -134,6 +237,22 @@ class Simulation:
         if radius is None and count is None:
             count = 8
         return perturb_turn(self.state, self.model.space, center_id, radius, count, angle_deg)
+
+    def set_target(self, group: int | None, point: Any) -> None:
+        """Move the seek target of group ``group`` (agents of that kind), or with None the shared
+        target, to ``point`` [units]; takes effect at the next step (SPEC 3.6). Needs
+        rules.seek.weight > 0. See :class:`flocksim.scenarios.targets.Targets`."""
+        self._targets("set_target").set_target(group, point)
+
+    def set_agent_targets(self, ids: Any, points: Any) -> None:
+        """Give agents (stable ids) their own seek targets (k, dim) [units]; None clears them."""
+        self._targets("set_agent_targets").set_agent_targets(ids, points)
+
+    def _targets(self, what: str) -> Any:
+        for component in self.components:
+            if component.name == "targets":
+                return component
+        raise ValueError(f"{what}: no agent seeks (rules.seek.weight is 0); set rules.seek.weight > 0")
 
     def neighbors(self) -> NeighborList:
         """Neighbour list of the current state (what the next step will use), computed afresh
@@ -187,6 +306,7 @@ class Simulation:
             raise ValueError(f"checkpoint: state fields {sorted(state)}; expected {sorted(expected)}")
         self.state = FlockState(**{name: copy.deepcopy(state[name]) for name in expected})
         self.state.check()
+        self._version += 1
         self.rng.bit_generator.state = copy.deepcopy(checkpoint["rng"])
         self.steps = int(checkpoint["steps"])
         for component in self.components:

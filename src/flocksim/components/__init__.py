@@ -2,14 +2,16 @@
 (see :class:`flocksim.simulation.Component`).
 
 :func:`default_components` builds the ones a parameter set switches on:
-``predator`` (:class:`Predators`, SPEC 5.2) and ``turning``
-(:class:`SpontaneousTurning`, SPEC 5.3), in that order.
+``predator`` (:class:`Predators`, SPEC 5.2), ``turning``
+(:class:`SpontaneousTurning`, SPEC 5.3) and, when agents seek,
+``targets`` (:class:`flocksim.scenarios.targets.Targets`, SPEC 3.6, 3.7), in that order.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from flocksim.components.noise import PreDrawnNoise
 from flocksim.components.predator import Predators, turn_toward
 from flocksim.components.turning import SpontaneousTurning, lateral_direction
 
@@ -18,8 +20,11 @@ if TYPE_CHECKING:
 
 
 def default_components(sim: Simulation) -> list[Any]:
-    """The components ``sim.params`` switches on (reynolds model only)."""
+    """The components ``sim.params`` switches on: vicsek and couzin get ``noise`` (:class:`PreDrawnNoise`),
+    reynolds the ones above."""
     params = sim.params
+    if params.model in ("vicsek", "couzin"):
+        return [PreDrawnNoise(sim)]  # the step's random numbers, drawn from the run's Generator
     if params.model != "reynolds":
         return []
     components: list[Any] = []
@@ -27,7 +32,11 @@ def default_components(sim: Simulation) -> list[Any]:
         components.append(Predators(sim))
     if params.turning.enabled:
         components.append(SpontaneousTurning(sim))
+    if params.rules.seek.weight > 0.0:
+        from flocksim.scenarios.targets import Targets
+
+        components.append(Targets(sim))
     return components
 
 
-__all__ = ["Predators", "SpontaneousTurning", "default_components", "lateral_direction", "turn_toward"]
+__all__ = ["PreDrawnNoise", "Predators", "SpontaneousTurning", "default_components", "lateral_direction", "turn_toward"]

@@ -20,7 +20,9 @@ import numba
 import numpy as np
 
 from flocksim.engines.cpu_abm import AbmStepper
+from flocksim.engines.cpu_couzin import step_couzin
 from flocksim.engines.cpu_reynolds import integrate_all, reynolds_accelerations, step_reynolds
+from flocksim.engines.cpu_vicsek import step_vicsek
 from flocksim.models.base import Model
 from flocksim.neighbors import NeighborList, find_neighbors
 from flocksim.state import FlockState
@@ -47,6 +49,8 @@ class NeighborListStepper:
 CPU_STEPPERS: dict[str, Callable[[], CpuStepper]] = {
     "reynolds": lambda: NeighborListStepper(step_reynolds),
     "abm-flocking": AbmStepper,
+    "vicsek": lambda: NeighborListStepper(step_vicsek),
+    "couzin": lambda: NeighborListStepper(step_couzin),
 }
 """Model name -> factory of its CPU stepper."""
 

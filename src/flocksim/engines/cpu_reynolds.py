@@ -5,6 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.models.reynolds import ReynoldsModel, integrate_agent, reynolds_acceleration
 from flocksim.neighbors import NeighborList
 from flocksim.state import FlockState
@@ -37,3 +38,9 @@ def step_reynolds(model: ReynoldsModel, state: FlockState, nbrs: NeighborList, d
         state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, model.space, c, inputs, buf, aux
     )
     integrate_all(state.position, state.velocity, state.alive, buf, aux, inputs, state.dim, model.space, dt, c)
+    overlap = model.params.overlap
+    if overlap.enabled:  # position constraints after integration (SPEC 4); buf is free again
+        s = state
+        obstacles = model.obstacle_set(s)
+        resolve_overlaps(s.position, s.alive, s.radius, s.mass, model.space, obstacles, overlap.iterations,
+                         c.planar, out=buf)  # fmt: skip

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from flocksim.metrics.correlation import correlation_function, correlation_length, correlation_sum_rule
+from flocksim.metrics.groupstate import classify, group_state
 from flocksim.metrics.neighbors import mean_neighbor_count, nearest_neighbor_distances, nearest_neighbor_stats
 from flocksim.metrics.order import milling, polarization, speed_stats, unit_headings
+from flocksim.metrics.shape import anisotropy_gamma, ellipsoid_axes
 from flocksim.metrics.starlings import (
     catch_rate,
     edge_interior_deviation,
@@ -17,6 +20,13 @@ from flocksim.metrics.starlings import (
 from flocksim.metrics.summary import METRIC_NAMES, flock_summary
 
 __all__ = [
+    "anisotropy_gamma",
+    "classify",
+    "correlation_function",
+    "correlation_length",
+    "correlation_sum_rule",
+    "ellipsoid_axes",
+    "group_state",
     "METRIC_NAMES",
     "catch_rate",
     "edge_interior_deviation",

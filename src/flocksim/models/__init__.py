@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from flocksim.models.abm_flocking import AbmFlockingModel
 from flocksim.models.base import Model, NeighborQuery
+from flocksim.models.couzin import CouzinModel
 from flocksim.models.reynolds import ReynoldsModel
+from flocksim.models.vicsek import VicsekModel
 
-MODELS: dict[str, type[Model]] = {"reynolds": ReynoldsModel, "abm-flocking": AbmFlockingModel}
+MODELS: dict[str, type[Model]] = {
+    "reynolds": ReynoldsModel,
+    "abm-flocking": AbmFlockingModel,
+    "vicsek": VicsekModel,
+    "couzin": CouzinModel,
+}
 
 
 def make_model(params) -> Model:

@@ -3,8 +3,10 @@
 Per agent, from one read-only snapshot: separation, alignment and cohesion
 over the neighbour list (each within its own radius in metric mode; in
 topological mode alignment and cohesion use all k and separation those of
-them within its radius), seek toward a target with arrival, and a soft-wall
-push. The forces combine per ``rules.steering`` (SPEC 3.4). Integration
+them within its radius), seek toward a target with arrival (per agent when
+``model.targets`` is set; inside ``attack_range`` of its seek point an agent
+seeks with w_target x attack_weight and ignores alignment and cohesion), and a
+soft-wall push. The forces combine per ``rules.steering`` (SPEC 3.4). Integration
 (SPEC 1.3): v += a dt, |v| clamped to [min_speed, max_speed], p += v dt.
 
 Seed 003's starling features (SPEC 5) live here too:
@@ -33,12 +35,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from flocksim.initial import initial_state
+from flocksim.initial import crowd_initial_state, initial_state
 from flocksim.kernels.alignment import alignment_direction, alignment_raw
 from flocksim.kernels.bounds import wall_push
 from flocksim.kernels.cohesion import cohesion_offset
 from flocksim.kernels.compile import block_device, device
 from flocksim.kernels.inertial_spin import heading_torque, spin_update, turn_vector, without_component_along
+from flocksim.kernels.obstacles import avoid_push
 from flocksim.kernels.predator import closeness, flee_force, flee_speed_limit, nearest_predator
 from flocksim.kernels.rotation import rotate
 from flocksim.kernels.seek import seek_velocity
@@ -46,6 +49,7 @@ from flocksim.kernels.separation import SEPARATION_MINION, SEPARATION_RAW, separ
 from flocksim.kernels.steering import STEERING_CLAMPED_SUM, STEERING_REYNOLDS, steer
 from flocksim.kernels.vector import limit, load, norm, normalize_or_zero, store
 from flocksim.models.base import NeighborQuery, space_of
+from flocksim.obstacles import ObstacleSet, build_obstacle_set, max_body_radius
 from flocksim.params import FRAME, ReynoldsParams
 from flocksim.space import displacement, wrap
 from flocksim.state import FlockState
@@ -63,12 +67,17 @@ class ReynoldsInputs(NamedTuple):
     spin (N, 3): the inertial-spin state (read in phase one, updated in phase
     two); predators (P, 3): predator positions, z = 0 in 2D, P may be 0;
     turn (N, 3) or (0, 3): rotation vector [rad] each agent turns in this step
-    (spontaneous turns), (0, 3) for none.
+    (spontaneous turns), (0, 3) for none; targets (N, 3) or (0, 3): each agent's
+    seek point (z = 0 in 2D), (0, 3) for the shared ``rules.seek.target``.
     """
 
     spin: np.ndarray
     predators: np.ndarray
     turn: np.ndarray
+    targets: np.ndarray
+    obstacle_shapes: np.ndarray  # obstacles (SPEC 3.9): see flocksim.obstacles.ObstacleSet
+    obstacle_grid: np.ndarray
+    obstacle_cells: np.ndarray
 
 
 class ReynoldsCoefficients(NamedTuple):
@@ -94,6 +103,8 @@ class ReynoldsCoefficients(NamedTuple):
     target_z: float
     arrival_radius: float
     stop_radius: float
+    attack_range2: float
+    attack_weight: float
     w_bounds: float
     margin: float
     turn_strength: float
@@ -109,6 +120,10 @@ class ReynoldsCoefficients(NamedTuple):
     panic_sep: float
     panic_ali: float
     panic_coh: float
+    w_avoid: float  # weight x strength [units/s^2]
+    avoid_cap: float
+    avoid_look_ahead: float  # [s]
+    planar: bool
 
 
 def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
@@ -137,6 +152,8 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
         target_z=target[2],
         arrival_radius=r.seek.arrival_radius,
         stop_radius=r.seek.stop_radius,
+        attack_range2=r.seek.attack_range**2,
+        attack_weight=r.seek.attack_weight,
         w_bounds=r.bounds.weight,
         margin=p.world.bounds.margin,
         turn_strength=p.world.bounds.turn_strength,
@@ -152,6 +169,10 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
         panic_sep=p.predator.panic.separation,
         panic_ali=p.predator.panic.alignment,
         panic_coh=p.predator.panic.cohesion,
+        w_avoid=r.avoid.weight * r.avoid.strength if p.obstacles.count() else 0.0,
+        avoid_cap=r.avoid.cap,
+        avoid_look_ahead=r.avoid.look_ahead,
+        planar=p.agents.planar,
     )
 
 
@@ -238,8 +259,17 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
     aux[i, 3] = speed_limit
 
     coh_x, coh_y, coh_z = cohesion_offset(coh_x, coh_y, coh_z, n_coh)
-    gx, gy, gz = displacement(px, py, pz, c.target_x, c.target_y, c.target_z, space)
+    if inputs.targets.shape[0] > 0:
+        gx, gy, gz = displacement(px, py, pz, inputs.targets[i, 0], inputs.targets[i, 1], inputs.targets[i, 2], space)
+    else:
+        gx, gy, gz = displacement(px, py, pz, c.target_x, c.target_y, c.target_z, space)
     sx, sy, sz, seeking = seek_velocity(gx, gy, gz, c.max_speed, c.arrival_radius, c.stop_radius)
+    w_seek = c.w_seek
+    if gx * gx + gy * gy + gz * gz < c.attack_range2:
+        # in attack range: seek differently weighted, alignment and cohesion off (the agent holds its point)
+        w_seek *= c.attack_weight
+        w_ali = 0.0
+        w_coh = 0.0
     if c.w_seek == 0.0:
         seeking = False
 
@@ -262,9 +292,9 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
         az += w_coh * fz
         if seeking:
             fx, fy, fz = limit(sx - vx, sy - vy, sz - vz, mf)
-            ax += c.w_seek * fx
-            ay += c.w_seek * fy
-            az += c.w_seek * fz
+            ax += w_seek * fx
+            ay += w_seek * fy
+            az += w_seek * fz
     else:
         fx = fy = fz = 0.0
         if not spinning:
@@ -273,9 +303,9 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
         ay = w_sep * sep_y + w_ali * fy + w_coh * coh_y
         az = w_sep * sep_z + w_ali * fz + w_coh * coh_z
         if seeking:
-            ax += c.w_seek * (sx - vx)
-            ay += c.w_seek * (sy - vy)
-            az += c.w_seek * (sz - vz)
+            ax += w_seek * (sx - vx)
+            ay += w_seek * (sy - vy)
+            az += w_seek * (sz - vz)
         ax, ay, az = limit(ax, ay, az, c.max_force)
 
     ax += flee_x
@@ -286,6 +316,12 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
         ax += c.w_bounds * bx
         ay += c.w_bounds * by
         az += c.w_bounds * bz
+    if c.w_avoid != 0.0:  # obstacles (SPEC 3.9)
+        bx, by, bz = avoid_push(px, py, pz, vx, vy, vz, inputs.obstacle_shapes, inputs.obstacle_grid,
+                                inputs.obstacle_cells, c.avoid_look_ahead, c.avoid_cap, c.planar)  # fmt: skip
+        ax += c.w_avoid * bx
+        ay += c.w_avoid * by
+        az += c.w_avoid * bz
     return ax, ay, az
 
 
@@ -343,6 +379,8 @@ def integrate_agent(i, position, velocity, ax, ay, az, aux, inputs, dim, space, 
         vx, vy, vz = restore_speed(vx, vy, vz, c.max_speed, min(c.speed_restore * dt, 1.0))
     if dim == 2:
         vz = 0.0
+    if c.planar:  # ground agents move in the x-z plane (SPEC 3.11)
+        vy = 0.0
     vx, vy, vz = clamp_speed(vx, vy, vz, c.min_speed, aux[i, 3])
     px, py, pz = wrap(px + vx * dt, py + vy * dt, pz + vz * dt, space)
     store(velocity, i, dim, vx, vy, vz)
@@ -360,7 +398,12 @@ class ReynoldsModel:
         """(P, 3) predator positions the next step's birds react to (set by the predator component)."""
         self.turn = np.zeros((0, 3))
         """(N, 3) rotation vectors [rad] of the next step's spontaneous turn, or (0, 3) for none."""
+        self.targets = np.zeros((0, 3))
+        """(N, 3) seek point of every agent in the next step (set by the targets component), or (0, 3):
+        every agent seeks ``rules.seek.target``."""
         self._aux = np.zeros((0, AUX_COLUMNS))
+        self._obstacles: ObstacleSet | None = None
+        self._obstacles_radius = 0.0
 
     def inputs(self, state: FlockState) -> ReynoldsInputs:
         """The kernel inputs of the next step, checked against the state's size."""
@@ -369,11 +412,25 @@ class ReynoldsModel:
             raise ValueError(f"model.turn must have shape (0, 3) or {(state.n, 3)}, got {turn.shape}")
         if self.predators.ndim != 2 or self.predators.shape[1] != 3:
             raise ValueError(f"model.predators must have shape (P, 3), got {self.predators.shape}")
+        targets = self.targets
+        if targets.shape[0] not in (0, state.n) or targets.shape[1:] != (3,):
+            raise ValueError(f"model.targets must have shape (0, 3) or {(state.n, 3)}, got {targets.shape}")
         return ReynoldsInputs(
             state.spin,
             np.ascontiguousarray(self.predators, dtype=np.float64),
             np.ascontiguousarray(turn, dtype=np.float64),
+            np.ascontiguousarray(targets, dtype=np.float64),
+            *self.obstacle_set(state),
         )
+
+    def obstacle_set(self, state: FlockState) -> ObstacleSet:
+        """The obstacles and their grid, rebuilt when an agent's body outgrows the grid's reach."""
+        r = max_body_radius(state.radius, state.alive)
+        if self._obstacles is None or r > self._obstacles_radius:
+            p = self.params
+            self._obstacles = build_obstacle_set(p.obstacles, p.world.dim, p.agents.planar, r)
+            self._obstacles_radius = r
+        return self._obstacles
 
     def aux(self, n: int) -> np.ndarray:
         """Phase one -> phase two scratch buffer (N, AUX_COLUMNS), reused between steps."""
@@ -391,4 +448,5 @@ class ReynoldsModel:
 
     def initial_state(self, rng: np.random.Generator) -> FlockState:
         a = self.params.agents
-        return initial_state(self.params.world, a.n, a.init, a.max_speed, rng, a.mass, a.radius)
+        state = initial_state(self.params.world, a.n, a.init, a.max_speed, rng, a.mass, a.radius)
+        return crowd_initial_state(state, a, self.params.world, rng)

@@ -1,0 +1,41 @@
+"""CPU drivers of the couzin model: a metric neighbour list out to the zone of attraction
+(brute force or grid, same rows), new headings in phase one, constant-speed moves in phase two."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from flocksim.engines.cpu_vicsek import constant_speed_moves
+from flocksim.kernels.couzin import couzin_heading
+from flocksim.models.couzin import CouzinModel
+from flocksim.neighbors import NeighborList
+from flocksim.state import FlockState
+
+
+@numba.njit(parallel=True, cache=True)
+def couzin_headings(position, velocity, alive, start, index, dim, space, c, noise, out):
+    """Phase one: out[i] = new unit heading of every alive individual i."""
+    for i in numba.prange(position.shape[0]):
+        if alive[i]:
+            hx, hy, hz = couzin_heading(i, position, velocity, start, index, dim, space, c, noise)
+            out[i, 0] = hx
+            out[i, 1] = hy
+            out[i, 2] = hz
+
+
+def step_couzin(model: CouzinModel, state: FlockState, nbrs: NeighborList, dt: float, buf: np.ndarray) -> None:
+    noise = model.noise.for_agents(state.n)
+    couzin_headings(
+        state.position,
+        state.velocity,
+        state.alive,
+        nbrs.start,
+        nbrs.index,
+        state.dim,
+        model.space,
+        model.coefficients,
+        noise,
+        buf,
+    )
+    constant_speed_moves(state.position, state.velocity, state.alive, buf, state.dim, model.space, model.speed, dt)

@@ -1,0 +1,69 @@
+"""The validation report: markdown with one PNG per check (matplotlib's Agg canvas, no pyplot)."""
+
+from __future__ import annotations
+
+import platform
+from datetime import date
+from pathlib import Path
+
+from flocksim.validate.checks import CheckResult
+
+
+def write_figure(result: CheckResult, path: Path) -> bool:
+    """Draw the check's figure into ``path`` (PNG); False when the check has none."""
+    if result.plot is None:
+        return False
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.5))
+    FigureCanvasAgg(fig)
+    result.plot(fig.add_subplot(1, 1, 1))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return True
+
+
+def markdown(results: list[CheckResult], quick: bool, figures: dict[str, str], header: str = "") -> str:
+    """The report text; ``figures`` maps a check name to its image path relative to the report."""
+    passed = sum(r.passed for r in results)
+    lines = [
+        f"# flocksim validation report{' (quick)' if quick else ''}",
+        "",
+        header or f"Run on {date.today().isoformat()}, Python {platform.python_version()}, {platform.machine()}.",
+        "",
+        f"**{passed} of {len(results)} checks passed** in {sum(r.seconds for r in results):.0f} s.",
+        "",
+        "| check | result | time [s] |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {r.name} | {'pass' if r.passed else '**FAIL**'} | {r.seconds:.1f} |" for r in results]
+    for r in results:
+        lines += ["", f"## {r.name}: {r.title}", "", f"Reference: {r.reference}.", "", r.notes, ""]
+        lines += ["| measurement | measured | allowed | expected (source) | |", "|---|---|---|---|---|"]
+        for m in r.measurements:
+            lines.append(
+                f"| {m.name} | {m.value:.4g} | {m.bounds_text()} | {m.expected} | {'ok' if m.passed else '**FAIL**'} |"
+            )
+        if r.table:
+            keys = list(r.table[0])
+            lines += ["", "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+            lines += ["| " + " | ".join(str(row[k]) for k in keys) + " |" for row in r.table]
+        if r.name in figures:
+            lines += ["", f"![{r.name}]({figures[r.name]})"]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(results: list[CheckResult], folder: Path, quick: bool, image_folder: str = "") -> Path:
+    """Write ``validation.md`` and the PNGs (into ``folder / image_folder``); returns the markdown path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    images = folder / image_folder if image_folder else folder
+    images.mkdir(parents=True, exist_ok=True)
+    figures = {}
+    for r in results:
+        png = images / f"{r.name}.png"
+        if write_figure(r, png):
+            figures[r.name] = png.relative_to(folder).as_posix()
+    path = folder / "validation.md"
+    path.write_text(markdown(results, quick, figures), encoding="utf-8")
+    return path
