@@ -99,8 +99,9 @@ def abm_accumulate_fixed(acc, ix, iy, iz, d2, qx, qy, qz, other, c):
     displacement from bird i in fixed point (:func:`to_fixed`), d2 the squared length
     of the float displacement, q its unit heading in fixed point, ``other``: j is not i.
 
-    Branch-free (masks, not ifs): the grid scan calls this for every candidate of a
-    block, about a third of which are neighbours, in an unpredictable pattern.
+    The reference path calls this per neighbour-list entry; the grid kernels
+    (engines/cpu_abm.py) write the same rule out on scalar locals, branch-free with
+    the same masks, and the parity tests hold them bitwise equal.
     """
     count, cx, cy, cz, sx, sy, sz, mx, my, mz = acc
     inside = other & (d2 <= c.vision2)
