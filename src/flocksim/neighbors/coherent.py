@@ -107,6 +107,12 @@ MAX_RUNS = 18
 """Most runs of a block: 9 (y, z) rows of cells (3D), each split in two where x wraps."""
 
 
+def block_runs_scratch(threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-thread scratch of :func:`block_runs`: (first, past-last) slots and image shifts,
+    each thread's rows a whole number of cache lines."""
+    return np.empty((threads, MAX_RUNS, 2), dtype=np.int64), np.empty((threads, MAX_RUNS, 3))
+
+
 @device
 def block_runs(c, g, cell_start, lx, ly, lz, tid, runs, shifts):
     """The block of cell c as runs of consecutive slots, into row ``tid`` of
@@ -168,26 +174,42 @@ def full_image_axes(g: GridGeometry) -> tuple[bool, bool, bool]:
 
 
 @device
-def _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd):
+def _scan_slots_knn(xs, ys, zs, order, lo, hi, si, dim, space, k, m, tid, rs, rk, rd):
+    """Offer every agent in slots lo..hi but si to the k-nearest row. In 2D z is left
+    out: its terms are exact zeros, so d^2 is bitwise the same."""
     xi = xs[si]
     yi = ys[si]
     zi = zs[si]
-    for s in range(cell_start[cb], cell_start[cb + 1]):
+    if dim == 2:
+        for s in range(lo, hi):
+            if s != si:
+                dx, dy, _ = displacement(xi, yi, 0.0, xs[s], ys[s], 0.0, space)
+                m = knn_insert_keyed(rs, rk, rd, tid, m, k, s, order[s], dx * dx + dy * dy)
+        return m
+    for s in range(lo, hi):
         if s != si:
             dx, dy, dz = displacement(xi, yi, zi, xs[s], ys[s], zs[s], space)
             m = knn_insert_keyed(rs, rk, rd, tid, m, k, s, order[s], dx * dx + dy * dy + dz * dz)
     return m
 
 
+@device
+def _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, dim, space, k, m, tid, rs, rk, rd):
+    """Offer every agent of cell cb but si to the k-nearest row."""
+    return _scan_slots_knn(xs, ys, zs, order, cell_start[cb], cell_start[cb + 1], si, dim, space, k, m, tid, rs, rk, rd)
+
+
 BOUND_SAFETY = 1.0 - 1e-9
 
 
 @device
-def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd):
+def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd, runs, shifts):
     """k nearest agents of the agent in slot si, by rings of cells (see knn.py);
     fills row ``tid`` of (rs: slots, rk: agent indices, rd: squared distances),
-    sorted by (distance, index); c is the slot's cell. Returns how many were found
-    (< k if fewer exist)."""
+    sorted by (distance, index); c is the slot's cell. Rings 0 and 1 (the 3x3(x3)
+    block) are scanned as runs of consecutive slots (see :func:`block_runs`; ``runs``
+    and ``shifts`` are its per-thread scratch), farther rings cell by cell. Returns
+    how many were found (< k if fewer exist)."""
     ix = c % g.nx
     iy = (c // g.nx) % g.ny
     iz = c // (g.nx * g.ny)
@@ -201,22 +223,26 @@ def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, 
     zlo, zhi = offset_range(iz, g.nz, g.periodic)
     rmax = max(max(-xlo, xhi), max(max(-ylo, yhi), max(-zlo, zhi)))
     m = 0
-    for r in range(rmax + 1):
-        for ox in range(max(xlo, -r), min(xhi, r) + 1):
-            cx = wrap_offset(ix, ox, g.nx)
-            for oy in range(max(ylo, -r), min(yhi, r) + 1):
-                cy = wrap_offset(iy, oy, g.ny)
-                if abs(ox) == r or abs(oy) == r:
-                    for oz in range(max(zlo, -r), min(zhi, r) + 1):
-                        cb = cell_id(cx, cy, wrap_offset(iz, oz, g.nz), g)
-                        m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd)
-                else:
-                    if -r >= zlo:
-                        cb = cell_id(cx, cy, wrap_offset(iz, -r, g.nz), g)
-                        m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd)
-                    if r <= zhi and r != 0:
-                        cb = cell_id(cx, cy, wrap_offset(iz, r, g.nz), g)
-                        m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, space, k, m, tid, rs, rk, rd)
+    nruns = block_runs(c, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+    for q in range(nruns):
+        m = _scan_slots_knn(xs, ys, zs, order, runs[tid, q, 0], runs[tid, q, 1], si, dim, space, k, m, tid, rs, rk, rd)
+    for r in range(1, rmax + 1):
+        if r >= 2:  # rings 0 and 1 were the block
+            for ox in range(max(xlo, -r), min(xhi, r) + 1):
+                cx = wrap_offset(ix, ox, g.nx)
+                for oy in range(max(ylo, -r), min(yhi, r) + 1):
+                    cy = wrap_offset(iy, oy, g.ny)
+                    if abs(ox) == r or abs(oy) == r:
+                        for oz in range(max(zlo, -r), min(zhi, r) + 1):
+                            cb = cell_id(cx, cy, wrap_offset(iz, oz, g.nz), g)
+                            m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, dim, space, k, m, tid, rs, rk, rd)
+                    else:
+                        if -r >= zlo:
+                            cb = cell_id(cx, cy, wrap_offset(iz, -r, g.nz), g)
+                            m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, dim, space, k, m, tid, rs, rk, rd)
+                        if r <= zhi:
+                            cb = cell_id(cx, cy, wrap_offset(iz, r, g.nz), g)
+                            m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, dim, space, k, m, tid, rs, rk, rd)
         if m == k:
             bound = min(r * g.cx + wx, r * g.cy + wy)
             if dim == 3:
@@ -238,11 +264,11 @@ def _wall_gap(x, origin, width, c):
 @numba.njit(parallel=True, cache=True)
 def knn_rows(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
     """k-nearest rows in agent order: row_index[i, :fill[i]] sorted by (distance, index)."""
-    rs, rk, rd = scratch
+    rs, rk, rd, runs, shifts = scratch
     for si in numba.prange(order.shape[0]):
         tid = numba.get_thread_id()
         i = order[si]
-        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
+        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd, runs, shifts)
         for u in range(m):
             row_index[i, u] = rk[tid, u]
         fill[i] = m
