@@ -171,6 +171,16 @@ def abm_finish(hx, hy, hz, acc, c):
 
 
 @device
+def abm_neighbor(px, py, pz, j, position, velocity, dim, space):
+    """Displacement from p to bird j (minimum image) and j's unit heading."""
+    qx, qy, qz = load(position, j, dim)
+    dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
+    ux, uy, uz = load(velocity, j, dim)
+    ux, uy, uz = normalize_or_zero(ux, uy, uz)
+    return dx, dy, dz, ux, uy, uz
+
+
+@device
 def abm_heading(i, position, velocity, start, index, dim, space, c, scales):
     """New unit heading of bird i from the snapshot, over its neighbour-list row
     (metric: fixed-point sums; topological: rows in (distance, id) order)."""
@@ -180,22 +190,14 @@ def abm_heading(i, position, velocity, start, index, dim, space, c, scales):
     if not c.topological:
         fixed = ABM_EMPTY_FIXED
         for t in range(start[i], start[i + 1]):
-            j = index[t]
-            qx, qy, qz = load(position, j, dim)
-            dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
-            ux, uy, uz = load(velocity, j, dim)
-            ux, uy, uz = normalize_or_zero(ux, uy, uz)
+            dx, dy, dz, ux, uy, uz = abm_neighbor(px, py, pz, index[t], position, velocity, dim, space)
             d, u = scales.displacement, scales.heading
             fixed = abm_accumulate_fixed(fixed, to_fixed(dx, d), to_fixed(dy, d), to_fixed(dz, d),
                 dx * dx + dy * dy + dz * dz, to_fixed(ux, u), to_fixed(uy, u), to_fixed(uz, u), True, c)  # fmt: skip
         return abm_finish_fixed(hx, hy, hz, fixed, c, scales)
     acc = ABM_EMPTY
     for t in range(start[i], start[i + 1]):
-        j = index[t]
-        qx, qy, qz = load(position, j, dim)
-        dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
-        ux, uy, uz = load(velocity, j, dim)
-        ux, uy, uz = normalize_or_zero(ux, uy, uz)
+        dx, dy, dz, ux, uy, uz = abm_neighbor(px, py, pz, index[t], position, velocity, dim, space)
         acc = abm_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz, ux, uy, uz, c)
     return abm_finish(hx, hy, hz, acc, c)
 
