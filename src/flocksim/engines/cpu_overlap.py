@@ -2,10 +2,12 @@
 
 Each relaxation pass is two-phase like a step: every agent's correction is computed from one
 snapshot of the positions into its own row of a buffer, then all are applied. Agent pairs
-come from a uniform grid whose cells are at least twice the largest body radius (seed 004),
-so the 3x3 (3x3x3) block around an agent holds every agent it can overlap; the brute-force
-pass visits every pair and is the reference the grid pass is tested against (equal up to the
-order of summation). Planar agents (SPEC 3.11) ignore y: their grid has one cell along y.
+come from a coherent grid (:mod:`flocksim.neighbors.coherent`: agents and their radii and
+masses copied into cell order) whose cells are at least twice the largest body radius (seed
+004), so the 3x3 (3x3x3) block around an agent holds every agent it can overlap; it is scanned
+as runs of slots in cell order (z, y, x; by index inside a cell). The brute-force pass visits
+every pair and is the reference the grid pass is tested against (equal up to the order of
+summation). Planar agents (SPEC 3.11) ignore y: their grid has one cell along y.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from flocksim.kernels.compile import device
 from flocksim.kernels.obstacles import obstacle_correction
 from flocksim.kernels.overlap import pair_correction
 from flocksim.kernels.vector import load, store
-from flocksim.neighbors.grid import block_range, build_cells, cell_coords, cell_id, grid_geometry, wrap_cell
+from flocksim.neighbors.coherent import block_runs_at, block_runs_scratch, coherent_grid, gather_slots
+from flocksim.neighbors.grid import grid_geometry
 from flocksim.obstacles import ObstacleSet
 from flocksim.space import PERIODIC, Space, displacement, wrap
 
@@ -32,50 +35,74 @@ def _pair(position, radius, mass, i, j, px, py, pz, dim, space, planar):
 
 
 @device
-def _finish(i, position, radius, dim, planar, shapes, grid, cells, cx, cy, cz, hits, out):
+def _finish(i, px, py, pz, ri, planar, shapes, grid, cells, cx, cy, cz, hits, out):
+    """out[i] = the mean of agent i's ``hits`` pair corrections (summed in c) plus its obstacles' push-out."""
     if hits > 0:
         cx /= hits
         cy /= hits
         cz /= hits
-    px, py, pz = load(position, i, dim)
-    ox, oy, oz = obstacle_correction(px, py, pz, radius[i], shapes, grid, cells, planar)
+    ox, oy, oz = obstacle_correction(px, py, pz, ri, shapes, grid, cells, planar)
     out[i, 0] = cx + ox
     out[i, 1] = cy + oy
     out[i, 2] = cz + oz
 
 
 @numba.njit(parallel=True, cache=True)
-def corrections_grid(position, alive, radius, mass, dim, space, planar, g, cell_start, order, shapes, grid, cells,
-                     pairs, out):  # fmt: skip
-    """out[i] = agent i's correction from the grid's candidates (``pairs`` False: obstacles only)."""
-    for i in numba.prange(position.shape[0]):
-        out[i, 0] = 0.0
-        out[i, 1] = 0.0
-        out[i, 2] = 0.0
+def corrections_grid(xs, ys, zs, rs, ms, order, cell_start, g, space, planar, shapes, grid, cells, pairs, runs, shifts,
+                     out):  # fmt: skip
+    """out[i] = alive agent i's correction from the coherent grid's candidates (``pairs`` False:
+    obstacles only); xs, ys, zs, rs, ms: coordinates, radii and masses in slot order; ``runs`` and
+    ``shifts``: :func:`block_runs`'s per-thread scratch. Dead agents' rows are left alone."""
+    for row in numba.prange(g.ny * g.nz):  # cell rows: no integer divisions per cell
+        iy = row % g.ny
+        iz = row // g.ny
+        tid = numba.get_thread_id()
+        for ix in range(g.nx):
+            c = row * g.nx + ix
+            lo = cell_start[c]
+            hi = cell_start[c + 1]
+            if lo == hi:
+                continue
+            nruns = 0
+            if pairs:
+                nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+            for si in range(lo, hi):
+                _agent_correction(si, nruns, tid, runs, xs, ys, zs, rs, ms, order, space, planar, shapes, grid, cells,
+                                  out)  # fmt: skip
+
+
+@device
+def _agent_correction(si, nruns, tid, runs, xs, ys, zs, rs, ms, order, space, planar, shapes, grid, cells, out):
+    """out[order[si]] = the correction of the agent in slot si from the block's runs and the obstacles."""
+    px = xs[si]
+    py = ys[si]
+    pz = zs[si]
+    ri = rs[si]
+    mi = ms[si]
+    cx = cy = cz = 0.0
+    hits = 0
+    for q in range(nruns):
+        for s in range(runs[tid, q, 0], runs[tid, q, 1]):
+            if s != si:
+                awx, awy, awz = displacement(xs[s], ys[s], zs[s], px, py, pz, space)  # p_i - p_j
+                if planar:
+                    awy = 0.0
+                fx, fy, fz, hit = pair_correction(awx, awy, awz, ri, rs[s], mi, ms[s])
+                if hit:
+                    cx += fx
+                    cy += fy
+                    cz += fz
+                    hits += 1
+    _finish(order[si], px, py, pz, ri, planar, shapes, grid, cells, cx, cy, cz, hits, out)
+
+
+@numba.njit(parallel=True, cache=True)
+def zero_dead_rows(alive, out):
+    for i in numba.prange(alive.shape[0]):
         if not alive[i]:
-            continue
-        px, py, pz = load(position, i, dim)
-        cx = cy = cz = 0.0
-        hits = 0
-        if pairs:
-            ix, iy, iz = cell_coords(position, i, dim, g)
-            x0, xn = block_range(ix, g.nx, g.periodic)
-            y0, yn = block_range(iy, g.ny, g.periodic)
-            z0, zn = block_range(iz, g.nz, g.periodic)
-            for a in range(zn):
-                for b in range(yn):
-                    for e in range(xn):
-                        c = cell_id(wrap_cell(x0 + e, g.nx), wrap_cell(y0 + b, g.ny), wrap_cell(z0 + a, g.nz), g)
-                        for t in range(cell_start[c], cell_start[c + 1]):
-                            j = order[t]
-                            if j != i:
-                                fx, fy, fz, hit = _pair(position, radius, mass, i, j, px, py, pz, dim, space, planar)
-                                if hit:
-                                    cx += fx
-                                    cy += fy
-                                    cz += fz
-                                    hits += 1
-        _finish(i, position, radius, dim, planar, shapes, grid, cells, cx, cy, cz, hits, out)
+            out[i, 0] = 0.0
+            out[i, 1] = 0.0
+            out[i, 2] = 0.0
 
 
 @numba.njit(parallel=True, cache=True)
@@ -98,7 +125,7 @@ def corrections_brute(position, alive, radius, mass, dim, space, planar, shapes,
                     cy += fy
                     cz += fz
                     hits += 1
-        _finish(i, position, radius, dim, planar, shapes, grid, cells, cx, cy, cz, hits, out)
+        _finish(i, px, py, pz, radius[i], planar, shapes, grid, cells, cx, cy, cz, hits, out)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -135,8 +162,15 @@ def overlap_corrections(
     g = grid_geometry(position, alive, space, 2.0 * r_max if pairs else 1.0)
     if planar:  # one cell along y
         g = g._replace(oy=0.0, cy=space.ly if space.kind == PERIODIC else 1.0, ny=1)
-    cell_start, order = build_cells(position, alive, g)
-    corrections_grid(position, alive, radius, mass, dim, space, planar, g, cell_start, order, *obstacles, pairs, out)
+    cg = coherent_grid(position, alive, g)
+    rs = np.empty(len(cg.order))
+    ms = np.empty(len(cg.order))
+    gather_slots(radius, cg.order, rs)
+    gather_slots(mass, cg.order, ms)
+    runs, shifts = block_runs_scratch(numba.get_num_threads())
+    zero_dead_rows(alive, out)
+    corrections_grid(cg.xs, cg.ys, cg.zs, rs, ms, cg.order, cg.cell_start, g, space, planar, *obstacles, pairs, runs,
+                     shifts, out)  # fmt: skip
     return out
 
 

@@ -25,9 +25,11 @@ def reynolds_accelerations(position, velocity, alive, start, index, dim, space, 
 @numba.njit(parallel=True, cache=True)
 def integrate_all(position, velocity, alive, acc, aux, inputs, dim, space, dt, c):
     """Phase two: integrate every alive agent from its own slots of acc and aux (and its own spin)."""
+    spin = inputs.spin  # a plain array in the loop: see the note above integrate_agent
+    turn = inputs.turn
     for i in numba.prange(position.shape[0]):
         if alive[i]:
-            integrate_agent(i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], aux, inputs, dim, space, dt, c)
+            integrate_agent(i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], aux, spin, turn, dim, space, dt, c)
 
 
 def step_reynolds(model: ReynoldsModel, state: FlockState, nbrs: NeighborList, dt: float, buf: np.ndarray) -> None:

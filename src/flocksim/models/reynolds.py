@@ -39,7 +39,7 @@ from flocksim.initial import crowd_initial_state, initial_state
 from flocksim.kernels.alignment import alignment_direction, alignment_raw
 from flocksim.kernels.bounds import wall_push
 from flocksim.kernels.cohesion import cohesion_offset
-from flocksim.kernels.compile import block_device, device
+from flocksim.kernels.compile import device
 from flocksim.kernels.inertial_spin import heading_torque, spin_update, turn_vector, without_component_along
 from flocksim.kernels.obstacles import avoid_push
 from flocksim.kernels.predator import closeness, flee_force, flee_speed_limit, nearest_predator
@@ -176,13 +176,15 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
     )
 
 
-# The two per-agent kernels below take the ``inputs`` tuple of arrays: they are compiled as calls
-# (block_device), not inlined into the prange drivers. numba 0.61 silently drops writes made
-# through a tuple-held array by a function inlined at IR level into a prange loop (the spin
-# update vanished); the per-pair functions they call are still inlined into them.
+# Both per-agent kernels below are inlined into their prange drivers: as calls, passing their ~100
+# scalar arguments (every array is several) cost 40 % of the crowds benchmark's steering phase.
+# numba 0.61 silently drops writes made through a tuple-held array by a function inlined at IR
+# level into a prange loop (the spin update vanished), so reynolds_acceleration only reads the
+# ``inputs`` tuple (it writes ``aux``, a plain argument) and integrate_agent takes the spin it
+# writes as a plain array, unpacked by its driver before the loop.
 
 
-@block_device
+@device
 def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, inputs, aux):
     """Steering acceleration of agent i [units/s^2] from the snapshot (position, velocity).
 
@@ -348,15 +350,16 @@ def restore_speed(vx, vy, vz, target, fraction):
     return vx * f, vy * f, vz * f
 
 
-@block_device
-def integrate_agent(i, position, velocity, ax, ay, az, aux, inputs, dim, space, dt, c):
+@device
+def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, dim, space, dt, c):
     """Phase two for agent i, in place (SPEC 1.3, 5.1, 5.3).
 
     v += a dt; (inertial-spin) s <- s + f (J tau - (eta/chi) s) with
     f = dt / (1/60 s), kept perpendicular to the old heading in 3D, and v
     rotated by f * limit(s/chi, max_turn); v rotated by this step's turn;
     (inertial-spin) speed relaxed toward max_speed; |v| clamped to
-    [min_speed, aux speed limit]; p += v dt (semi-implicit Euler).
+    [min_speed, aux speed limit]; p += v dt (semi-implicit Euler). ``spin`` and ``turn``
+    are :class:`ReynoldsInputs`' arrays.
     """
     px, py, pz = load(position, i, dim)
     vx, vy, vz = load(velocity, i, dim)
@@ -366,15 +369,15 @@ def integrate_agent(i, position, velocity, ax, ay, az, aux, inputs, dim, space, 
     vz += az * dt
     if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
         frames = dt / FRAME
-        sx, sy, sz = load(inputs.spin, i, 3)
+        sx, sy, sz = load(spin, i, 3)
         sx, sy, sz = spin_update(sx, sy, sz, aux[i, 0], aux[i, 1], aux[i, 2], c.spin_decay, frames)
         if dim == 3:
             sx, sy, sz = without_component_along(sx, sy, sz, hx, hy, hz)
-        store(inputs.spin, i, 3, sx, sy, sz)
+        store(spin, i, 3, sx, sy, sz)
         rx, ry, rz = turn_vector(sx, sy, sz, c.chi, c.max_turn, frames)
         vx, vy, vz = rotate(vx, vy, vz, rx, ry, rz)
-    if inputs.turn.shape[0] > 0:
-        vx, vy, vz = rotate(vx, vy, vz, inputs.turn[i, 0], inputs.turn[i, 1], inputs.turn[i, 2])
+    if turn.shape[0] > 0:
+        vx, vy, vz = rotate(vx, vy, vz, turn[i, 0], turn[i, 1], turn[i, 2])
     if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN and c.speed_restore > 0.0:
         vx, vy, vz = restore_speed(vx, vy, vz, c.max_speed, min(c.speed_restore * dt, 1.0))
     if dim == 2:

@@ -25,7 +25,7 @@ import numpy as np
 from flocksim.kernels.compile import device
 from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
 from flocksim.neighbors.knn import knn_cell_width, offset_range, wrap_offset
-from flocksim.neighbors.pairs import knn_insert_keyed
+from flocksim.neighbors.pairs import knn_insert_keyed, sort_row
 from flocksim.space import Space, displacement, min_image
 
 
@@ -80,10 +80,21 @@ def block_width(c, count, periodic):
     return min(c + 1, count - 1) - max(c - 1, 0) + 1
 
 
+@numba.njit(parallel=True, cache=True)
+def gather_slots(values, order, out):
+    """out[s] = values[order[s]]: a per-agent column in slot order."""
+    for s in numba.prange(order.shape[0]):
+        out[s] = values[order[s]]
+
+
 def build_coherent_grid(position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float) -> CoherentGrid:
     """Bin alive agents into cells at least ``min_cell`` wide and gather them in cell order."""
+    return coherent_grid(position, alive, grid_geometry(position, alive, space, min_cell))
+
+
+def coherent_grid(position: np.ndarray, alive: np.ndarray, g: GridGeometry) -> CoherentGrid:
+    """Bin alive agents into the cells of ``g`` and gather them in cell order."""
     n, dim = position.shape
-    g = grid_geometry(position, alive, space, min_cell)
     ncell = g.nx * g.ny * g.nz
     cell = np.empty(n, dtype=np.int64)
     cell_of_agents(position, alive, dim, g, cell)
@@ -118,10 +129,19 @@ def block_runs(c, g, cell_start, lx, ly, lz, tid, runs, shifts):
     """The block of cell c as runs of consecutive slots, into row ``tid`` of
     ``runs`` (int64, (threads, MAX_RUNS, 2): first and past-last slot) and
     ``shifts`` (float64, (threads, MAX_RUNS, 3): image shift L*m per axis, see
-    :func:`block_axis`). Empty runs are left out. Returns the number of runs."""
+    :func:`block_axis`). Empty runs are left out. Runs come in the order a cell-by-cell
+    visit takes (z, then y, then x from c-1 to c+1, wrapped), so summing over them adds in
+    the same order as over the block's cells. Returns the number of runs."""
     ix = c % g.nx
     iy = (c // g.nx) % g.ny
     iz = c // (g.nx * g.ny)
+    return block_runs_at(ix, iy, iz, g, cell_start, lx, ly, lz, tid, runs, shifts)
+
+
+@device
+def block_runs_at(ix, iy, iz, g, cell_start, lx, ly, lz, tid, runs, shifts):
+    """:func:`block_runs` of the cell at (ix, iy, iz): for loops that walk cells row by row and
+    so skip block_runs's three integer divisions per cell."""
     nruns = 0
     for a in range(block_width(iz, g.nz, g.periodic)):
         cz, sz = block_axis(iz, g.nz, g.periodic, lz, a)
@@ -135,8 +155,8 @@ def block_runs(c, g, cell_start, lx, ly, lz, tid, runs, shifts):
                 x1 = min(x1, g.nx - 1)
             elif g.nx < 3:
                 x0, x1 = 0, g.nx - 1
-            elif ix == 0:
-                x0, x1, x2, x3, s2 = 0, 1, g.nx - 1, g.nx - 1, lx
+            elif ix == 0:  # cell nx-1 (wrapped, below 0) first: runs follow the cell order c-1, c, c+1
+                x0, x1, s0, x2, x3, s2 = g.nx - 1, g.nx - 1, lx, 0, 1, 0.0
             elif ix == g.nx - 1:
                 x0, x1, x2, x3, s2 = g.nx - 2, g.nx - 1, 0, 0, -lx
             for lo_cell, hi_cell, sx in ((x0, x1, s0), (x2, x3, s2)):
@@ -272,3 +292,90 @@ def knn_rows(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row
         for u in range(m):
             row_index[i, u] = rk[tid, u]
         fill[i] = m
+
+
+@device
+def _pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space):
+    """Squared distance to the agent in slot s as the brute-force reference computes it, bitwise:
+    full displacement (minimum image), the z terms left out in 2D (exact zeros)."""
+    if dim == 2:
+        dx, dy, _ = displacement(xi, yi, 0.0, xs[s], ys[s], 0.0, space)
+        return dx * dx + dy * dy
+    dx, dy, dz = displacement(xi, yi, zi, xs[s], ys[s], zs[s], space)
+    return dx * dx + dy * dy + dz * dz
+
+
+@device
+def _scan_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, out, base):
+    """Indices of the agents within the radius of the agent in slot si, in the block's runs
+    (block order), into out[base:]; returns how many."""
+    xi = xs[si]
+    yi = ys[si]
+    zi = zs[si]
+    m = 0
+    for q in range(nruns):
+        for s in range(runs[tid, q, 0], runs[tid, q, 1]):
+            if s != si and _pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space) <= radius2:
+                out[base + m] = order[s]
+                m += 1
+    return m
+
+
+@device
+def _count_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, stash, width):
+    """How many agents lie within the radius of the agent in slot si; the first ``width`` of
+    their indices go to stash[si, :width] (branch-free: every candidate is written at the fill
+    position, clamped to the spare last column, and the fill advances only for a neighbour)."""
+    xi = xs[si]
+    yi = ys[si]
+    zi = zs[si]
+    m = 0
+    for q in range(nruns):
+        for s in range(runs[tid, q, 0], runs[tid, q, 1]):
+            hit = (_pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space) <= radius2) & (s != si)
+            stash[si, min(m, width)] = order[s]
+            m += hit
+    return m
+
+
+@numba.njit(parallel=True, cache=True)
+def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts, stash, counts):
+    """Metric rows (SPEC 2.1), pass one, cell row by cell row: every agent of an occupied cell
+    scans the cell's block as runs of slots (``runs``, ``shifts``: :func:`block_runs`'s per-thread
+    scratch); counts[i] = agent i's row length (dead agents' entries are left alone), and its first
+    w neighbours (w = stash.shape[1] - 1; the last column is spare) go to stash[slot] for
+    :func:`metric_fill`."""
+    width = stash.shape[1] - 1
+    for row in numba.prange(g.ny * g.nz):
+        iy = row % g.ny
+        iz = row // g.ny
+        tid = numba.get_thread_id()
+        for ix in range(g.nx):
+            c = row * g.nx + ix
+            lo = cell_start[c]
+            hi = cell_start[c + 1]
+            if lo == hi:
+                continue
+            nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+            for si in range(lo, hi):
+                counts[order[si]] = _count_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, stash,
+                                                  width)  # fmt: skip
+
+
+@numba.njit(parallel=True, cache=True)
+def metric_fill(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, stash, start, index):
+    """Metric rows, pass two: row i into index[start[i]:start[i+1]], sorted by index; copied
+    from the stash, or searched again when longer than the stash's width."""
+    width = stash.shape[1] - 1
+    for si in numba.prange(order.shape[0]):
+        i = order[si]
+        lo = start[i]
+        m = start[i + 1] - lo
+        if m <= width:
+            for u in range(m):
+                index[lo + u] = stash[si, u]
+        else:
+            tid = numba.get_thread_id()
+            nruns = block_runs(cell[i], g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+            _scan_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, index, lo)
+        sort_row(index, lo, lo + m)

@@ -18,7 +18,6 @@ import numpy as np
 from flocksim.kernels.compile import device
 from flocksim.kernels.vector import load
 from flocksim.neighbors.csr import NeighborList, starts_from_counts
-from flocksim.neighbors.pairs import pair_distance2, sort_row
 from flocksim.space import PERIODIC, Space, wrap_coordinate
 
 CELL_SLACK = 1.0 + 1e-7
@@ -40,12 +39,38 @@ class GridGeometry(NamedTuple):
     periodic: bool
 
 
+@numba.njit(cache=True)
+def alive_bounds(position, alive, lo, hi):
+    """Per-axis minimum and maximum of the alive agents' coordinates into lo and hi (left at
+    zero when none is alive; a NaN coordinate makes its axis NaN, as numpy's min/max would).
+    Returns the number of alive agents. One serial pass: numpy's min(axis=0) on an (N, 2)
+    array takes 20x longer."""
+    n, dim = position.shape
+    count = 0
+    for i in range(n):
+        if alive[i]:
+            for a in range(dim):
+                x = position[i, a]
+                if count == 0:
+                    lo[a] = x
+                    hi[a] = x
+                else:
+                    if x < lo[a] or x != x:
+                        lo[a] = x
+                    if x > hi[a] or x != x:
+                        hi[a] = x
+            count += 1
+    return count
+
+
 def grid_geometry(
     position: np.ndarray, alive: np.ndarray, space: Space, min_cell: float, max_cells: int | None = None
 ) -> GridGeometry:
     """Geometry with cells at least ``min_cell`` wide (> 0) and at most ``max_cells`` cells."""
     _n, dim = position.shape
-    n_alive = int(alive.sum())
+    lo = np.zeros(dim)
+    hi = np.zeros(dim)
+    n_alive = alive_bounds(position, alive, lo, hi)
     if max_cells is None:
         max_cells = max(64, 2 * n_alive)
     width = min_cell * CELL_SLACK
@@ -53,9 +78,8 @@ def grid_geometry(
         lengths = np.array([space.lx, space.ly, space.lz])[:dim]
         origin = np.zeros(dim)
     else:
-        pts = position[alive] if n_alive else np.zeros((1, dim))
-        origin = pts.min(axis=0)
-        lengths = np.maximum(pts.max(axis=0) - origin, 0.0)
+        origin = lo
+        lengths = np.maximum(hi - origin, 0.0)
     while True:
         if space.kind == PERIODIC:
             counts = np.maximum(1, np.floor(lengths / width)).astype(np.int64)
@@ -97,31 +121,6 @@ def cell_id(ix, iy, iz, g):
     return (iz * g.ny + iy) * g.nx + ix
 
 
-@device
-def block_range(c, count, periodic):
-    """First cell and number of cells of the 3-wide block around cell c on one axis.
-
-    Periodic axes wrap (take the first modulo count) and, with fewer than 3
-    cells, visit each cell once.
-    """
-    if periodic:
-        if count < 3:
-            return 0, count
-        return c - 1, 3
-    lo = max(c - 1, 0)
-    hi = min(c + 1, count - 1)
-    return lo, hi - lo + 1
-
-
-@device
-def wrap_cell(c, count):
-    if c < 0:
-        return c + count
-    if c >= count:
-        return c - count
-    return c
-
-
 @numba.njit(parallel=True, cache=True)
 def cell_of_agents(position, alive, dim, g, cell):
     """cell[i] = cell of alive agent i, -1 for a dead one."""
@@ -151,39 +150,6 @@ def counting_sort(cell, ncell, cell_start, order):
             fill[c] += 1
 
 
-@numba.njit(parallel=True, cache=True)
-def _metric_pass(position, alive, dim, space, g, cell_start, order, radius2, start, index, write):
-    n = position.shape[0]
-    for i in numba.prange(n):
-        if not alive[i]:
-            if not write:
-                start[i] = 0
-            continue
-        ix, iy, iz = cell_coords(position, i, dim, g)
-        x0, xn = block_range(ix, g.nx, g.periodic)
-        y0, yn = block_range(iy, g.ny, g.periodic)
-        z0, zn = block_range(iz, g.nz, g.periodic)
-        count = 0
-        out = start[i] if write else 0
-        for a in range(zn):
-            cz = wrap_cell(z0 + a, g.nz)
-            for b in range(yn):
-                cy = wrap_cell(y0 + b, g.ny)
-                for e in range(xn):
-                    cx = wrap_cell(x0 + e, g.nx)
-                    c = cell_id(cx, cy, cz, g)
-                    for t in range(cell_start[c], cell_start[c + 1]):
-                        j = order[t]
-                        if j != i and pair_distance2(position, i, j, dim, space) <= radius2:
-                            if write:
-                                index[out + count] = j
-                            count += 1
-        if write:
-            sort_row(index, out, out + count)
-        else:
-            start[i] = count
-
-
 def build_cells(position: np.ndarray, alive: np.ndarray, g: GridGeometry) -> tuple[np.ndarray, np.ndarray]:
     """Counting sort of the alive agents by cell: the agents of cell c are
     order[cell_start[c]:cell_start[c+1]], in increasing index."""
@@ -196,20 +162,30 @@ def build_cells(position: np.ndarray, alive: np.ndarray, g: GridGeometry) -> tup
     return cell_start, order
 
 
+METRIC_STASH = 7
+"""Neighbours per agent kept from the counting pass of :func:`metric_neighbors_grid`; longer
+rows are searched again in the writing pass."""
+
+
 def metric_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, radius: float) -> NeighborList:
-    """Same result as :func:`flocksim.neighbors.brute.metric_neighbors_brute`, in O(N) per step."""
+    """Same result as :func:`flocksim.neighbors.brute.metric_neighbors_brute`, in O(N) per step:
+    on the coherent grid (cells at least ``radius`` wide), counted, then written."""
+    from flocksim.neighbors.coherent import block_runs_scratch, build_coherent_grid, metric_count, metric_fill
+
     n, dim = position.shape
     if n == 0 or radius <= 0.0:
         from flocksim.neighbors.brute import metric_neighbors_brute
 
         return metric_neighbors_brute(position, alive, space, radius)
-    g = grid_geometry(position, alive, space, radius)
-    cell_start, order = build_cells(position, alive, g)
+    grid = build_coherent_grid(position, alive, space, radius)
+    runs, shifts = block_runs_scratch(numba.get_num_threads())
     counts = np.zeros(n, dtype=np.int64)
-    dummy = np.zeros(0, dtype=np.int64)
+    stash = np.empty((len(grid.order), METRIC_STASH + 1), dtype=np.int64)
     r2 = radius * radius
-    _metric_pass(position, alive, dim, space, g, cell_start, order, r2, counts, dummy, False)
+    g = grid.geometry
+    metric_count(grid.xs, grid.ys, grid.zs, grid.order, grid.cell_start, g, dim, space, r2, runs, shifts, stash, counts)
     start = starts_from_counts(counts)
     index = np.empty(start[-1], dtype=np.int64)
-    _metric_pass(position, alive, dim, space, g, cell_start, order, r2, start, index, True)
+    metric_fill(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g, dim, space, r2, runs, shifts,
+                stash, start, index)  # fmt: skip
     return NeighborList(start, index)
