@@ -590,14 +590,19 @@ class Obstacles(Strict):
     """
 
     circles: list[Circle] = Field(
-        [], description="Circles/spheres, each {center, body_radius, influence_radius}; allowed: see Circle."
+        [],
+        description="Circles/spheres; allowed: a list of tables {center = [x, y(, z)], body_radius >= 0, "
+        "influence_radius >= 0} [units].",
     )
     segments: list[Segment] = Field(
-        [], description="Wall segments, each {a, b, body_radius, influence_radius}; allowed: see Segment."
+        [],
+        description="Wall segments; allowed: a list of tables {a = [x, y(, z)], b = [x, y(, z)], body_radius >= 0, "
+        "influence_radius >= 0} [units].",
     )
     boxes: list[Box] = Field(
         [],
-        description="Boxes, each {min_corner, max_corner, body_radius, influence_radius}; allowed: see Box.",
+        description="Boxes; allowed: a list of tables {min_corner = [x, y(, z)], max_corner = [x, y(, z)], "
+        "body_radius >= 0, influence_radius >= 0} [units].",
     )
 
     def count(self) -> int:
