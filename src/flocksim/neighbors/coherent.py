@@ -24,7 +24,7 @@ import numpy as np
 
 from flocksim.kernels.compile import device
 from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
-from flocksim.neighbors.knn import knn_cell_width, offset_range, wrap_offset
+from flocksim.neighbors.knn import agents_per_cell, knn_cell_width, offset_range, wrap_offset
 from flocksim.neighbors.pairs import knn_insert_keyed, sort_row
 from flocksim.space import Space, displacement, min_image
 
@@ -109,9 +109,31 @@ def coherent_grid(position: np.ndarray, alive: np.ndarray, g: GridGeometry) -> C
     return CoherentGrid(g, cell_start, order, cell, xs, ys, zs)
 
 
+CROWDING_LIMIT = 1.5
+"""A k-nearest grid is rebuilt with narrower cells when its agent-weighted mean occupancy
+exceeds this many times that of uniform density."""
+
+
 def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> CoherentGrid:
-    """Coherent grid sized for k-nearest searches."""
-    return build_coherent_grid(position, alive, space, knn_cell_width(position, alive, space, k))
+    """Coherent grid sized for k-nearest searches: cells for ``agents_per_cell(k)`` agents at
+    the bounding box's mean density, narrowed once when the agents are clustered (a flock in
+    an open world fills a fraction of its box; crowded cells mean many candidates per agent).
+
+    Crowding is the occupancy an agent sees, sum(n_c^2) / sum(n_c) over cells c; uniform
+    (Poisson) agents give the mean occupancy plus one. Any width gives the same neighbours.
+    """
+    width = knn_cell_width(position, alive, space, k)
+    grid = build_coherent_grid(position, alive, space, width)
+    occupancy = np.diff(grid.cell_start)
+    placed = int(occupancy.sum())
+    if placed == 0:
+        return grid
+    uniform = agents_per_cell(k) + 1.0
+    crowding = float(np.dot(occupancy, occupancy)) / placed
+    if crowding > CROWDING_LIMIT * uniform:
+        width *= (uniform / crowding) ** (1.0 / position.shape[1])
+        grid = build_coherent_grid(position, alive, space, width)
+    return grid
 
 
 MAX_RUNS = 18

@@ -46,13 +46,13 @@ def wrap_offset(c, o, count):
 
 def knn_cell_width(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> float:
     """Cell width giving about ``agents_per_cell(k)`` agents per cell at uniform density."""
-    n_alive = max(int(alive.sum()), 1)
+    from flocksim.neighbors.grid import alive_bounds
+
     dim = position.shape[1]
-    if space.kind == PERIODIC:
-        extent = np.array([space.lx, space.ly, space.lz])[:dim]
-    else:
-        pts = position[alive] if alive.any() else np.zeros((1, dim))
-        extent = pts.max(axis=0) - pts.min(axis=0)
+    lo = np.zeros(dim)
+    hi = np.zeros(dim)
+    n_alive = max(alive_bounds(position, alive, lo, hi), 1)
+    extent = np.array([space.lx, space.ly, space.lz])[:dim] if space.kind == PERIODIC else hi - lo
     extent = np.maximum(extent, 1e-12 + 1e-9 * float(extent.max(initial=0.0)))
     return float((np.prod(extent) * agents_per_cell(k) / n_alive) ** (1.0 / dim))
 
