@@ -6,7 +6,6 @@ import csv
 import json
 import os
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from flocksim.atomic import atomic_path
 from flocksim.config import AnyParams, ConfigError, apply_overrides, dumps_toml, load_toml
 from flocksim.metrics import METRIC_NAMES
 from flocksim.params import params_json_schema
@@ -88,17 +88,8 @@ def atomic_output(path: Path | None):
     if path is None:
         yield None
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
-            yield handle
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the mode open() would
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
+        yield handle
 
 
 def check_output_path(option: str, path: Path | None) -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import csv
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from flocksim.atomic import atomic_path
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 PANELS = (
@@ -91,15 +91,6 @@ def plot_metrics(source: str | Path, output: str | Path, title: str | None = Non
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel("time [s]")
     figure.suptitle(title or Path(source).name)
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=output.parent)
-    os.close(fd)
-    try:
+    with atomic_path(output) as tmp:
         figure.savefig(tmp, format=suffix[1:])
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, output)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return output

@@ -11,12 +11,12 @@ so an interrupted render never leaves a half-written video under the target name
 
 from __future__ import annotations
 
-import os
-import tempfile
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+
+from flocksim.atomic import publish, temporary_beside
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 
@@ -24,15 +24,10 @@ VIDEO_SUFFIXES = (".mp4", ".gif")
 class _AtomicFile:
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".part", dir=self.path.parent)
-        os.close(fd)
-        self.tmp = Path(tmp)
+        self.tmp = temporary_beside(self.path)
 
     def commit(self) -> None:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self.tmp, 0o666 & ~umask)
-        os.replace(self.tmp, self.path)
+        publish(self.tmp, self.path)
 
     def discard(self) -> None:
         self.tmp.unlink(missing_ok=True)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from flocksim.atomic import atomic_path
 from flocksim.sweep.results import read_results, sweep_metadata
 from flocksim.sweep.spec import RESERVED_COLUMNS, SweepError
 
@@ -121,14 +121,5 @@ def _check_output(output: Path) -> None:
 
 
 def _save_atomic(fig: Any, output: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=output.parent)
-    os.close(fd)
-    try:
+    with atomic_path(output) as tmp:
         fig.savefig(tmp, format=output.suffix.lower().lstrip("."), dpi=120)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, output)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from flocksim.atomic import atomic_path
 from flocksim.config import dumps_toml
 from flocksim.sweep.spec import Sweep, SweepError
 from flocksim.sweep.task import STATUS_LOST
@@ -213,14 +213,5 @@ def _dedupe(table: pa.Table) -> pa.Table:
 
 
 def _write_atomic(table: pa.Table, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path, suffix=".tmp") as tmp:
         pq.write_table(table, tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
