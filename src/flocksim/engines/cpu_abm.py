@@ -28,7 +28,7 @@ from flocksim.models.abm_flocking import (
     fixed_point_scales,
     to_fixed,
 )
-from flocksim.neighbors import BRUTE_FORCE_BELOW, find_neighbors
+from flocksim.neighbors import BRUTE_FORCE_BELOW, NeighborList, find_neighbors
 from flocksim.neighbors.coherent import (
     MAX_RUNS,
     CoherentGrid,
@@ -38,6 +38,7 @@ from flocksim.neighbors.coherent import (
     full_image_axes,
     knn_search,
 )
+from flocksim.neighbors.grid import metric_rows
 from flocksim.space import displacement
 from flocksim.state import FlockState
 
@@ -251,32 +252,40 @@ class AbmStepper:
         self.counts[:] = 0
         if not brute and state.n_alive > 0 and q.mode == "metric":
             grid = build_coherent_grid(state.position, state.alive, model.space, q.radius)
-            if not any(full_image_axes(grid.geometry)[: state.dim]):
-                hxs, hys, hzs, qs = self._headings(state, grid, scales)
-                longest_run = 3 * int(np.diff(grid.cell_start).max()) if state.dim == 3 else 0
-                capacity = PICKS_FLUSH + longest_run + 1
-                runs, shifts, picks, found = self._scratch(numba.get_num_threads(), capacity)
-                heading = buf[: grid.order.shape[0]]
-                abm_step_cells(state.position, state.velocity, grid.xs, grid.ys, grid.zs, hxs, hys, hzs, qs,
-                    grid.order, grid.cell_start, grid.geometry, model.space, c, scales, runs, shifts, picks, found,
-                    heading, self.counts, dt)  # fmt: skip
+            if any(full_image_axes(grid.geometry)[: state.dim]):
+                # periodic worlds under 3 vision radii wide: the reference pass over the grid's rows
+                nbrs = metric_rows(grid, state.n, state.dim, model.space, q.radius)
+                self._reference(model, state, nbrs, scales, dt, buf)
                 return
-        if brute or state.n_alive == 0 or q.mode == "metric":
-            # the reference pass over a neighbour list: brute force, or the grid's list on
-            # periodic worlds under 3 vision radii wide
-            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k,
-                                  "brute" if brute else "grid")  # fmt: skip
-            abm_headings(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim,
-                model.space, c, scales, buf)  # fmt: skip
-            self.counts[:] = nbrs.counts
-        else:
-            grid = build_knn_grid(state.position, state.alive, model.space, q.k)
             hxs, hys, hzs, qs = self._headings(state, grid, scales)
-            threads = numba.get_num_threads()
-            rows = (*self._rows(threads, q.k), *self._scratch(threads, 0)[:2])
-            abm_headings_knn(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell, grid.cell_start,
-                grid.geometry, state.dim, model.space, c, q.k, rows, buf, self.counts)  # fmt: skip
+            longest_run = 3 * int(np.diff(grid.cell_start).max()) if state.dim == 3 else 0
+            capacity = PICKS_FLUSH + longest_run + 1
+            runs, shifts, picks, found = self._scratch(numba.get_num_threads(), capacity)
+            heading = buf[: grid.order.shape[0]]
+            abm_step_cells(state.position, state.velocity, grid.xs, grid.ys, grid.zs, hxs, hys, hzs, qs,
+                grid.order, grid.cell_start, grid.geometry, model.space, c, scales, runs, shifts, picks, found,
+                heading, self.counts, dt)  # fmt: skip
+            return
+        if brute or state.n_alive == 0:
+            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, "brute")
+            self._reference(model, state, nbrs, scales, dt, buf)
+            return
+        grid = build_knn_grid(state.position, state.alive, model.space, q.k)
+        hxs, hys, hzs, qs = self._headings(state, grid, scales)
+        threads = numba.get_num_threads()
+        rows = (*self._rows(threads, q.k), *self._scratch(threads, 0)[:2])
+        abm_headings_knn(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell, grid.cell_start,
+            grid.geometry, state.dim, model.space, c, q.k, rows, buf, self.counts)  # fmt: skip
         abm_moves(state.position, state.velocity, state.alive, buf, state.dim, model.space, c.speed, dt)
+
+    def _reference(self, model: AbmFlockingModel, state: FlockState, nbrs: NeighborList, scales: FixedPointScales,
+                   dt: float, buf: np.ndarray) -> None:  # fmt: skip
+        """The reference step: one pass over a neighbour list, then the moves."""
+        abm_headings(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, model.space,
+                     model.coefficients, scales, buf)  # fmt: skip
+        self.counts[:] = nbrs.counts
+        abm_moves(state.position, state.velocity, state.alive, buf, state.dim, model.space, model.coefficients.speed,
+                  dt)  # fmt: skip
 
     @staticmethod
     def _headings(state: FlockState, grid: CoherentGrid, scales: FixedPointScales) -> tuple:

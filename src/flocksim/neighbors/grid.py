@@ -10,7 +10,7 @@ capped near 2N so a few far-flung agents cannot blow up memory.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numba
 import numpy as np
@@ -19,6 +19,9 @@ from flocksim.kernels.compile import device
 from flocksim.kernels.vector import load
 from flocksim.neighbors.csr import NeighborList, starts_from_counts
 from flocksim.space import PERIODIC, Space, wrap_coordinate
+
+if TYPE_CHECKING:
+    from flocksim.neighbors.coherent import CoherentGrid
 
 CELL_SLACK = 1.0 + 1e-7
 """Cells are made this much wider than asked, so rounding at a cell border never hides a neighbour."""
@@ -170,14 +173,20 @@ rows are searched again in the writing pass."""
 def metric_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, radius: float) -> NeighborList:
     """Same result as :func:`flocksim.neighbors.brute.metric_neighbors_brute`, in O(N) per step:
     on the coherent grid (cells at least ``radius`` wide), counted, then written."""
-    from flocksim.neighbors.coherent import block_runs_scratch, build_coherent_grid, metric_count, metric_fill
+    from flocksim.neighbors.coherent import build_coherent_grid
 
     n, dim = position.shape
     if n == 0 or radius <= 0.0:
         from flocksim.neighbors.brute import metric_neighbors_brute
 
         return metric_neighbors_brute(position, alive, space, radius)
-    grid = build_coherent_grid(position, alive, space, radius)
+    return metric_rows(build_coherent_grid(position, alive, space, radius), n, dim, space, radius)
+
+
+def metric_rows(grid: CoherentGrid, n: int, dim: int, space: Space, radius: float) -> NeighborList:
+    """Metric neighbour rows of n agents from a coherent grid built for ``radius`` (> 0)."""
+    from flocksim.neighbors.coherent import block_runs_scratch, metric_count, metric_fill
+
     runs, shifts = block_runs_scratch(numba.get_num_threads())
     counts = np.zeros(n, dtype=np.int64)
     stash = np.empty((len(grid.order), METRIC_STASH + 1), dtype=np.int64)
