@@ -26,6 +26,36 @@ setup() {
     "$VENV/bin/python" -m pip install --quiet -c requirements/constraints.txt -e '.[dev]'
     touch "$stamp"
   fi
+  build_web
+}
+
+# Debian packages, installed only where missing and only as root with apt (CI, fresh machines).
+apt_install() {
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  else
+    echo "dev.sh: please install the Debian/Ubuntu packages: $*" >&2
+    return 1
+  fi
+}
+
+# The viewer's page: web/ (three.js, esbuild from npm, pinned by package-lock.json) bundled into
+# src/flocksim/viewer/static/. Rebuilt when a source is newer than the bundle.
+build_web() {
+  [ -f web/package.json ] || return 0
+  command -v npm >/dev/null || apt_install nodejs npm
+  if [ ! -d web/node_modules ] || [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+    npm ci --prefix web --no-audit --no-fund --loglevel=error
+  fi
+  bundle=src/flocksim/viewer/static/index.html
+  if [ ! -f "$bundle" ] || [ -n "$(find web/src web/index.html web/package.json web/build.mjs -newer "$bundle" 2>/dev/null | head -1)" ]; then
+    npm run --prefix web --silent build
+  fi
+}
+
+# The browser tests drive Debian's chromium (Playwright's own browser download is not used).
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] || apt_install chromium || echo "dev.sh: no /usr/bin/chromium: the browser tests will be skipped" >&2
 }
 
 case "${1:-}" in
@@ -36,6 +66,7 @@ case "${1:-}" in
     "$VENV/bin/flocksim" run starlings-2d --steps 3600 --seed 1 ;;
   test)
     setup
+    ensure_chromium
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
     shift

@@ -23,6 +23,7 @@ from flocksim.scenarios import load_preset, preset_names
 PRESETS = ["crowd", "boids-2d", "starlings-2d", "starlings-3d", "abm-flocking-small", "abm-flocking-large", "enemies"]
 PRESETS += ["vicsek", "couzin"]  # research models (issue 9)
 PRESETS += ["minions", "crowd-maze"]  # game agents (issue 5)
+PRESETS += ["reef", "starlings-3d-large"]  # viewer scenes (issue 6, SPEC 6.9)
 
 
 def one_line(exc: pytest.ExceptionInfo[ConfigError]) -> str:
@@ -64,7 +65,7 @@ def odd_params() -> ReynoldsParams:
 # --- TOML round trip ----------------------------------------------------------------------------------
 
 
-def test_all_six_presets_ship():
+def test_all_presets_ship():
     assert sorted(preset_names()) == sorted(PRESETS)
 
 

@@ -1,0 +1,45 @@
+"""The viewer's scenes (SPEC 6.9): the coral reef keeps its fish out of the coral, and the large
+murmuration is starlings-3d at the same density."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from flocksim import Simulation, load_preset
+
+
+def test_reef_fish_stay_out_of_the_coral_and_school():
+    params = load_preset("reef")
+    circles = params.obstacles.circles
+    centers = np.array([c.center for c in circles])
+    bodies = np.array([c.body_radius for c in circles])
+    sim = Simulation(params)
+    for _ in range(4):
+        sim.step(300)
+        x = sim.state.position[sim.state.alive]
+        assert np.isfinite(x).all()
+        inside = np.linalg.norm(x[:, None, :] - centers[None], axis=2) < bodies[None]
+        assert not inside.any(), f"{int(inside.sum())} fish inside a coral head at t = {sim.time:.1f} s"
+    assert sim.metrics()["polarization"] > 0.05  # the fish move together in schools, not at random
+
+
+def test_reef_coral_heads_do_not_touch():
+    circles = load_preset("reef").obstacles.circles
+    for i, a in enumerate(circles):
+        for b in circles[i + 1 :]:
+            gap = math.dist(a.center[::2], b.center[::2]) - a.body_radius - b.body_radius
+            assert gap > 0
+
+
+def test_large_murmuration_keeps_the_density_of_starlings_3d():
+    small, large = load_preset("starlings-3d"), load_preset("starlings-3d-large")
+    volume_small = math.prod(small.world.bounds.size)
+    volume_large = math.prod(large.world.bounds.size)
+    density_ratio = (large.agents.n / volume_large) / (small.agents.n / volume_small)
+    assert abs(density_ratio - 1) < 0.01
+    a, b = small.model_dump(), large.model_dump()
+    for key in ("agents", "world", "description"):
+        a.pop(key), b.pop(key)
+    assert a == b
