@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # flocksim developer entry point: sets up its own virtual environment, then
-#   ./dev.sh demo    run the main job (a starling run that prints its summary)
+#   ./dev.sh demo    run the main job: serve the viewer on http://127.0.0.1:8000 (Ctrl-C stops)
+#   ./dev.sh run ... the command line, e.g. ./dev.sh run starlings-2d --steps 3600
 #   ./dev.sh test    lint and run the whole test suite
 #   ./dev.sh setup   only create/refresh .venv
 set -euo pipefail
@@ -63,15 +64,21 @@ case "${1:-}" in
     setup ;;
   demo)
     setup
-    "$VENV/bin/flocksim" run starlings-2d --steps 3600 --seed 1 ;;
+    shift
+    exec "$VENV/bin/flocksim" serve "$@" ;;
+  run)
+    setup
+    shift
+    exec "$VENV/bin/flocksim" run "$@" ;;
   test)
     setup
     ensure_chromium
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
+    npm test --prefix web --silent   # the page's JavaScript unit tests (node --test)
     shift
     "$VENV/bin/python" -m pytest -q "$@" ;;
   *)
-    echo "usage: ./dev.sh demo | test [pytest args] | setup" >&2
+    echo "usage: ./dev.sh demo [serve options] | run PRESET [options] | test [pytest args] | setup" >&2
     exit 2 ;;
 esac

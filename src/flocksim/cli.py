@@ -666,6 +666,10 @@ from flocksim import cli_validate  # noqa: E402  (registers `flocksim validate`)
 
 cli_validate.register(app)
 
+from flocksim import cli_serve  # noqa: E402  (registers `flocksim serve`)
+
+cli_serve.register(app)
+
 
 def main() -> None:
     app()

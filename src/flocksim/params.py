@@ -623,12 +623,32 @@ class Overlap(Strict):
     iterations: int = quantity(1, "passes", "Relaxation passes per step (seed 004: 1)", ge=1, le=100)
 
 
+class Pointer(Strict):
+    """Pointer attract / repel (SPEC 3.10, seed 002): the viewer's mouse, or
+    ``Simulation.set_pointer(point, mode)``.
+
+    While a pointer is active, after every step each alive agent within ``radius`` of
+    the point turns its velocity toward the point (attract) or away from it (repel) by
+    at most ``turn_rate_deg`` x dt, keeping its speed; the steering rules keep acting.
+    Works for every model. Agents at rest or exactly at the point are left as they
+    are; planar agents turn within their plane.
+    """
+
+    turn_rate_deg: float = quantity(
+        90.0, "deg/s", "Largest turn rate of an agent toward (attract) or away from (repel) the pointer", gt=0.0, le=1e6
+    )
+    radius: float = quantity(
+        0.0, "units", "Agents within this distance of the pointer react; 0 = every agent", ge=0.0, le=1e9
+    )
+
+
 class ModelBase(Strict):
     """Fields every model shares."""
 
     seed: int = quantity(0, "", "Random seed of the run", ge=0, le=2**63 - 1)
     description: str = Field("", description="One line saying what this parameter set is for; allowed: any text.")
     world: World = Field(default_factory=World, description="World: dimension, region, time step.")
+    pointer: Pointer = Field(default_factory=Pointer, description="Pointer attract / repel (the viewer's mouse).")
 
     @model_validator(mode="after")
     def _vector_lengths(self) -> ModelBase:

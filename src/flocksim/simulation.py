@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from flocksim.components import default_components
+from flocksim.components.pointer import PointerSteering, check_pointer
 from flocksim.config import AnyParams, to_dict, validate
 from flocksim.engines import make_engine
 from flocksim.metrics import flock_summary
@@ -248,6 +249,21 @@ class Simulation:
         """Give agents (stable ids) their own seek targets (k, dim) [units]; None clears them."""
         self._targets("set_agent_targets").set_agent_targets(ids, points)
 
+    def set_pointer(self, point: Any, mode: str) -> None:
+        """Pointer attract / repel (SPEC 3.10): ``mode`` "attract" or "repel" at ``point``
+        (world.dim numbers [units]) from the next step on, until ``mode`` "off" (point ignored).
+        Each alive agent within ``params.pointer.radius`` (0 = all) turns toward / away from the
+        point by at most ``params.pointer.turn_rate_deg`` [deg/s] x dt per step, keeping its
+        speed. See :mod:`flocksim.components.pointer`. Raises ValueError naming a bad value."""
+        mode, _ = check_pointer(point, mode, self.state.dim)  # check before adding the component
+        component = next((c for c in self.components if c.name == "pointer"), None)
+        if component is None:
+            if mode == "off":
+                return
+            component = PointerSteering(self)
+            self.components.append(component)
+        component.set(point, mode)
+
     def _targets(self, what: str) -> Any:
         for component in self.components:
             if component.name == "targets":
@@ -296,8 +312,9 @@ class Simulation:
         ours = json.dumps(to_dict(self.params), sort_keys=True)
         if json.dumps(checkpoint["params"], sort_keys=True) != ours:
             raise ValueError("checkpoint: its parameters differ from this simulation's; build it from them")
-        names = [c.name for c in self.components]
         stored = list(checkpoint["components"])
+        self._match_pointer("pointer" in stored)
+        names = [c.name for c in self.components]
         if sorted(names) != sorted(stored):
             raise ValueError(f"checkpoint: components {stored} do not match this simulation's {names}")
         state = checkpoint["state"]
@@ -313,3 +330,12 @@ class Simulation:
             component.load_state_dict(copy.deepcopy(checkpoint["components"][component.name]))
         if "engine_state" in checkpoint and hasattr(self.engine, "load_state_dict"):
             self.engine.load_state_dict(copy.deepcopy(checkpoint["engine_state"]))
+
+    def _match_pointer(self, wanted: bool) -> None:
+        """Add or drop the pointer component (added on first use by :meth:`set_pointer`) so that
+        this simulation has one exactly when a checkpoint being restored has one."""
+        have = any(c.name == "pointer" for c in self.components)
+        if wanted and not have:
+            self.components.append(PointerSteering(self))
+        elif have and not wanted:
+            self.components = [c for c in self.components if c.name != "pointer"]

@@ -5,6 +5,7 @@
 ``predator`` (:class:`Predators`, SPEC 5.2), ``turning``
 (:class:`SpontaneousTurning`, SPEC 5.3) and, when agents seek,
 ``targets`` (:class:`flocksim.scenarios.targets.Targets`, SPEC 3.6, 3.7), in that order.
+``pointer`` (:class:`PointerSteering`, SPEC 3.10) is added by ``Simulation.set_pointer``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from flocksim.components.noise import PreDrawnNoise
+from flocksim.components.pointer import PointerSteering, pointer_turn
 from flocksim.components.predator import Predators, turn_toward
 from flocksim.components.turning import SpontaneousTurning, lateral_direction
 
@@ -39,4 +41,13 @@ def default_components(sim: Simulation) -> list[Any]:
     return components
 
 
-__all__ = ["PreDrawnNoise", "Predators", "SpontaneousTurning", "default_components", "lateral_direction", "turn_toward"]
+__all__ = [
+    "PointerSteering",
+    "PreDrawnNoise",
+    "Predators",
+    "SpontaneousTurning",
+    "default_components",
+    "lateral_direction",
+    "pointer_turn",
+    "turn_toward",
+]

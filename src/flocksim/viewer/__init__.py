@@ -1,6 +1,8 @@
 """The interactive viewer's wire format (docs/protocol.md): binary frames server -> browser
 (:mod:`flocksim.viewer.protocol`) and JSON control messages browser -> server
-(:mod:`flocksim.viewer.controls`)."""
+(:mod:`flocksim.viewer.controls`). The server side: :func:`flocksim.viewer.server.create_app` (the
+Starlette app ``flocksim serve`` runs) and :class:`flocksim.viewer.session.ViewerSession` (one
+connection's simulation)."""
 
 from __future__ import annotations
 

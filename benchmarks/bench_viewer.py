@@ -1,0 +1,185 @@
+"""Viewer throughput: frames per second a WebSocket client gets from ``flocksim serve``, stepping included.
+
+For each ``--n`` (default 10 000 and 100 000 starlings-3d birds): start ``flocksim serve --sps 0``
+(a subprocess on a free loopback port, ``--max-agents`` raised to N), connect a Python
+``websockets`` client to ``/ws?preset=starlings-3d&set=agents.n%3DN`` and pull frames the way the
+page does (one ``next``, wait for the frame, the next ``next``), without decoding them. The
+first frame waits for the kernels to compile; then ``--warmup`` seconds are pulled untimed and
+``--seconds`` seconds timed. With ``--sps 0`` the server steps as fast as it can, and a frame
+always shows a newer step than the one before, so frames per second = simulation steps per
+second that reached the client (the issue's targets: >= 60 at 10 000, >= 30 at 100 000, <= 1 MB
+per frame).
+
+To explain the number, the same parameters are then stepped and encoded in this process (after
+the server has stopped, so the two never compete for the CPU): ``step_ms`` is the median
+``Simulation.step()``, ``encode_ms`` the median ``encode_frame`` (status values given, as the
+server caches mean neighbours); a frame costs about step_ms + encode_ms of server time plus the
+transfer. ``control_reply_ms_*``: round trip of a control message the server rejects, sent
+while the flock keeps stepping (how responsive the server stays).
+
+Usage: python benchmarks/bench_viewer.py [--n 10000 --n 100000] [--seconds 10] [--threads T]
+Prints one JSON object per N: {n, frames_per_second, bytes_per_frame_mean, bytes_per_frame_max,
+step_ms, encode_ms, ...}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+import numba
+import websockets
+
+from flocksim import Simulation, __version__, apply_overrides, load_preset
+from flocksim.viewer.protocol import decode_frame, encode_frame, status_values
+
+STEP_AT = 32  # byte offset of the frame's uint64 step (docs/protocol.md, header)
+NEXT = json.dumps({"type": "next"})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(n: int, port: int, threads: int | None) -> subprocess.Popen:
+    args = [sys.executable, "-m", "flocksim.cli", "serve", "--port", str(port), "--sps", "0",
+            "--max-agents", str(max(n, 1)), "--preset", "starlings-3d", "--set", f"agents.n={n}"]  # fmt: skip
+    if threads is not None:
+        args += ["--threads", str(threads)]
+    server = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"flocksim serve exited with {server.returncode}: {server.stdout.read().strip()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit("flocksim serve did not start listening within 120 s")
+
+
+async def pull(n: int, port: int, warmup: float, seconds: float) -> dict:
+    url = f"ws://127.0.0.1:{port}/ws?preset=starlings-3d&set=agents.n%3D{n}"
+    async with websockets.connect(url, max_size=None, compression=None) as ws:
+        for expected in ("hello", "params"):
+            message = json.loads(await ws.recv())
+            if message["type"] != expected:
+                raise SystemExit(f"expected {expected}, got {message}")
+
+        async def frame() -> bytes:
+            await ws.send(NEXT)
+            while True:
+                data = await asyncio.wait_for(ws.recv(), timeout=900)  # the first one may compile
+                if isinstance(data, bytes):
+                    return data
+                raise SystemExit(f"unexpected message: {data[:300]}")
+
+        started = time.perf_counter()
+        first = await frame()
+        compile_s = time.perf_counter() - started
+        end = time.perf_counter() + warmup
+        while time.perf_counter() < end:
+            await frame()
+        sizes: list[int] = []
+        data = first
+        step0 = None
+        started = time.perf_counter()
+        end = started + seconds
+        while time.perf_counter() < end:
+            data = await frame()
+            sizes.append(len(data))
+            if step0 is None:
+                step0 = struct.unpack_from("<Q", data, STEP_AT)[0]
+        elapsed = time.perf_counter() - started
+        last = decode_frame(data)
+        replies = []  # responsiveness while the flock steps: round trip of a rejected message
+        for k in range(20):
+            t = time.perf_counter()
+            await ws.send(json.dumps({"type": f"probe-{k}"}))
+            reply = json.loads(await asyncio.wait_for(ws.recv(), timeout=60))
+            replies.append(time.perf_counter() - t)
+            if reply["type"] != "error":
+                raise SystemExit(f"expected an error reply, got {reply}")
+            await asyncio.sleep(0.01)
+    return {
+        "frames": len(sizes),
+        "seconds": round(elapsed, 3),
+        "frames_per_second": round(len(sizes) / elapsed, 2),
+        "steps_per_frame": round((last.step - step0) / max(len(sizes) - 1, 1), 3),
+        "bytes_per_frame_mean": round(statistics.fmean(sizes)),
+        "bytes_per_frame_max": max(sizes),
+        "layout": last.layout,
+        "server_steps_per_second": round(last.status_dict["steps_per_second"], 2),
+        "first_frame_s": round(compile_s, 2),
+        "control_reply_ms_median": round(1e3 * statistics.median(replies), 2),
+        "control_reply_ms_max": round(1e3 * max(replies), 2),
+    }
+
+
+def in_process(n: int, threads: int | None, repeats: int) -> dict:
+    """Median step and encode times [ms] of the same parameters in this process."""
+    sim = Simulation(apply_overrides(load_preset("starlings-3d"), [f"agents.n={n}"]), threads=threads)
+    sim.warm_up()
+    sim.step(3)
+    encode_frame(sim, 0)
+    steps, encodes = [], []
+    status = status_values(sim, 0.0)
+    for k in range(repeats):
+        t = time.perf_counter()
+        sim.step()
+        steps.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        encode_frame(sim, k, status=status)
+        encodes.append(time.perf_counter() - t)
+    return {
+        "step_ms": round(1e3 * statistics.median(steps), 2),
+        "encode_ms": round(1e3 * statistics.median(encodes), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, action="append", help="birds (repeatable; default 10000 and 100000)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds of pulling frames per N")
+    parser.add_argument("--warmup", type=float, default=2.0, help="untimed seconds after the first frame")
+    parser.add_argument("--threads", type=int, default=None, help="numba threads (default: NUMBA_NUM_THREADS)")
+    parser.add_argument("--repeats", type=int, default=20, help="in-process steps timed for step_ms/encode_ms")
+    args = parser.parse_args()
+    for n in args.n or [10_000, 100_000]:
+        port = free_port()
+        print(f"n={n}: serving on port {port} ...", file=sys.stderr, flush=True)
+        server = start_server(n, port, args.threads)
+        try:
+            row = asyncio.run(pull(n, port, args.warmup, args.seconds))
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        row = {"n": n, **row, **in_process(n, args.threads, args.repeats)}
+        row.update(
+            preset="starlings-3d",
+            threads=args.threads or numba.config.NUMBA_NUM_THREADS,
+            cpus=os.cpu_count(),
+            machine=platform.machine(),
+            flocksim=__version__,
+        )
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()

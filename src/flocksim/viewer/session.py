@@ -1,0 +1,557 @@
+"""One viewer connection's simulation: stepping in the background, controls, frames (docs/protocol.md).
+
+A :class:`ViewerSession` owns a :class:`~flocksim.simulation.Simulation` built from a preset
+and overrides and talks to its client through one ``send`` coroutine (text = JSON, bytes =
+frame); the transport (the WebSocket of :mod:`flocksim.viewer.server`, or a test) only feeds
+it the client's messages with :meth:`ViewerSession.receive`.
+
+Threads: every operation on the simulation (step, control, frame encoding, neighbour count)
+runs on the session's one worker thread, in submission order, so none ever sees a
+half-stepped state and no lock is needed; the event loop only schedules. The numba kernels
+release the GIL, so serving stays responsive while a flock steps. Under numba's
+``workqueue`` threading layer, which must not be entered from two threads at once, all
+sessions share one lock around simulation work.
+
+Stepping: at most ``sps`` steps per second (0 = as fast as the engine goes), never bursting
+to catch up after a slow step; the measured rate (steps over the last second) is status
+value 4. Frames follow pull flow control: one frame per ``next``, of the newest state; while
+running, a frame waits until the state has advanced past the last frame sent (never the same
+step twice), while paused it is sent at once. Control replies and frames go out in the order
+the state changed: a frame encoded after a refill is never sent before its ``params``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import numpy as np
+
+from flocksim.config import AnyParams, ConfigError, apply_overrides, to_dict
+from flocksim.scenarios import load_preset
+from flocksim.simulation import Simulation
+from flocksim.state import FlockState
+from flocksim.viewer.controls import (
+    MAX_CONTROL_BYTES,
+    ControlError,
+    NextControl,
+    PauseControl,
+    PointerControl,
+    PresetControl,
+    ResetControl,
+    ResumeControl,
+    SetControl,
+    TurnControl,
+    error_reply,
+    parse_control,
+)
+from flocksim.viewer.protocol import encode_frame, status_values
+
+log = logging.getLogger("flocksim.viewer")
+T = TypeVar("T")
+Send = Callable[[str | bytes], Awaitable[None]]
+
+DEFAULT_SPS = 60.0
+"""Default step rate [steps/s]: one step per display frame, as in seed 003."""
+DEFAULT_MAX_AGENTS = 200_000
+"""Default cap on ``agents.n`` per connection."""
+SELECTED_ID = 0
+"""Stable id of the highlighted agent (flag bit 0) and of the bird ``turn`` turns around."""
+NEIGHBOR_COUNT_INTERVAL = 0.5
+"""Shortest time between two neighbour searches for status value 1 (mean neighbours) [s]."""
+NEIGHBOR_COUNT_SHARE = 0.1
+"""Neighbour searches for the status take at most this share of the worker's time."""
+RATE_WINDOW = 1.0
+"""Window of the measured step rate [s]."""
+MAX_PENDING_NEXT = 8
+"""``next`` requests beyond this many unanswered ones are dropped (one frame answers each)."""
+
+_ENGINE_LOCK = threading.Lock()
+
+
+def _engine_guard() -> Any:
+    """The process-wide lock under numba's workqueue layer (or before any parallel kernel ran,
+    when the layer is not known yet); a no-op under the thread-safe omp and tbb layers."""
+    import numba
+
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet
+        return _ENGINE_LOCK
+    return _ENGINE_LOCK if layer == "workqueue" else contextlib.nullcontext()
+
+
+def check_agent_cap(params: AnyParams, max_agents: int) -> None:
+    """ControlError naming ``agents.n`` and the allowed range when ``params`` ask for more
+    than ``max_agents`` agents."""
+    n = int(params.agents.n)
+    if n > max_agents:
+        raise ControlError(
+            f"agents.n: {n} is more than this server allows (flocksim serve --max-agents {max_agents}); "
+            f"allowed: 0 to {max_agents}; got {n}"
+        )
+
+
+def params_from_query(preset: str, overrides: list[str], max_agents: int) -> AnyParams:
+    """Parameters of ``preset`` with dotted ``overrides`` (as ``flocksim run --set``), within the
+    agent cap; ControlError with one line naming the problem otherwise."""
+    try:
+        params = apply_overrides(load_preset(preset), overrides)
+    except ConfigError as exc:
+        raise ControlError(str(exc)) from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise ControlError(f"set: invalid override ({type(exc).__name__}: {exc})") from None
+    check_agent_cap(params, max_agents)
+    return params
+
+
+def same_flock(old: AnyParams, new: AnyParams) -> bool:
+    """A change from ``old`` to ``new`` keeps the flock (positions, velocities, ids) when the
+    model, the world (dimension, region, dt) and the agent count are unchanged."""
+    return (
+        old.model == new.model
+        and to_dict(old)["world"] == to_dict(new)["world"]
+        and int(old.agents.n) == int(new.agents.n)
+    )
+
+
+def carry_over(old: Simulation, new: Simulation) -> None:
+    """Move ``old``'s flock into ``new`` (built from new parameters with the same model, world and
+    agent count): positions, velocities, alive flags, ids, spins and the step count are kept;
+    mass, radius and kind come from ``new``'s parameters. Components both have (predator,
+    turning, targets, pointer) keep their state where it fits the new parameters; the random
+    generator continues unless the seed changed."""
+    o, n = old.state, new.state
+    if o.n != n.n:
+        raise ValueError(f"carry_over: {o.n} rows cannot fill a flock of {n.n}")
+    new.state = FlockState(
+        position=o.position.copy(),
+        velocity=o.velocity.copy(),
+        alive=o.alive.copy(),
+        mass=n.mass,
+        radius=n.radius,
+        kind=n.kind,
+        ids=o.ids.copy(),
+        next_id=o.next_id,
+        spin=o.spin.copy(),
+        turning=o.turning.copy(),
+    )
+    new.steps = old.steps
+    new.invalidate_queries()
+    if old.seed == new.seed:
+        new.rng.bit_generator.state = old.rng.bit_generator.state
+    carry_components(old, new)
+
+
+def carry_components(old: Simulation, new: Simulation) -> None:
+    """Load the state of each of ``old``'s components into ``new``'s component of the same name
+    where it fits (shapes, dimension); the others start fresh. The pointer follows if the
+    dimension allows."""
+    ours = {c.name: c for c in new.components}
+    for component in old.components:
+        if component.name == "pointer":
+            with contextlib.suppress(ValueError):
+                new.set_pointer(component.point, component.mode)
+            continue
+        target = ours.get(component.name)
+        if target is None:
+            continue
+        fresh = target.state_dict()
+        try:
+            target.load_state_dict(component.state_dict())
+        except (ValueError, KeyError, TypeError, IndexError):
+            target.load_state_dict(fresh)
+
+
+class StepRate:
+    """Steps per second over the last :data:`RATE_WINDOW` seconds (at least the last two steps).
+    Thread-safe: the worker ticks, the event loop clears."""
+
+    def __init__(self) -> None:
+        self._times: deque[float] = deque()
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._times.clear()
+
+    def tick(self, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            self._times.append(now)
+            while len(self._times) > 2 and now - self._times[0] > RATE_WINDOW:
+                self._times.popleft()
+
+    @property
+    def rate(self) -> float:
+        """[steps/s]; 0 before two steps."""
+        with self._lock:
+            if len(self._times) < 2:
+                return 0.0
+            span = self._times[-1] - self._times[0]
+            return (len(self._times) - 1) / span if span > 0 else 0.0
+
+
+class ViewerSession:
+    """One connection's simulation. ``send``: coroutine that sends a text (JSON) or binary
+    (frame) message to the client. ``sps``: most steps per second (0 = unlimited);
+    ``max_agents``: cap on ``agents.n``; ``threads``: numba threads per step (None: numba's
+    default). Call :meth:`start`, feed messages to :meth:`receive`, and :meth:`close` at the end
+    (it stops stepping and drops the simulation)."""
+
+    def __init__(
+        self,
+        send: Send,
+        sps: float = DEFAULT_SPS,
+        max_agents: int = DEFAULT_MAX_AGENTS,
+        threads: int | None = None,
+        max_control_bytes: int = MAX_CONTROL_BYTES,
+    ):
+        if not (sps >= 0 and math.isfinite(sps)):
+            raise ValueError(f"sps: must be >= 0 and finite (0 = as fast as possible), got {sps!r}")
+        self._send_raw = send
+        self.sps = float(sps)
+        self.max_agents = int(max_agents)
+        self.threads = threads
+        self.max_control_bytes = int(max_control_bytes)
+        self.sim: Simulation | None = None
+        self.preset: str | None = None
+        self.paused = False
+        self.frame_index = 0
+        self.generation = 0  # bumped at every refill
+        self.closed = False
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flocksim-viewer")
+        self._io = asyncio.Lock()  # one sender at a time, in the order the state changed
+        self._changed = asyncio.Event()  # replaced after every set(): wakes frame waiters
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self._pending_next = 0
+        self._want_frame = asyncio.Event()
+        self._last_sent: tuple[int, int] | None = None  # (generation, step) of the last frame
+        self._rate = StepRate()
+        self._neighbors: tuple[int, float, float] | None = None  # (generation, time, mean)
+        self._neighbor_cost = 0.0  # [s] of the last neighbour search
+        self._tasks: list[asyncio.Task] = []
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self, params: AnyParams, preset: str | None) -> None:
+        """Build the simulation (on the worker thread), send the first ``params`` message and
+        start stepping and answering ``next``."""
+        check_agent_cap(params, self.max_agents)
+        await self._work(self._build, params)
+        self.preset = preset
+        await self._send(self.params_message(reset=True))
+        if self.closed:
+            return
+        self._tasks = [
+            asyncio.create_task(self._step_loop(), name="flocksim-viewer-step"),
+            asyncio.create_task(self._frame_loop(), name="flocksim-viewer-frames"),
+        ]
+
+    def stop(self) -> None:
+        """Stop at once, without waiting: no more steps, frames or replies; queued jobs are
+        cancelled and the simulation is dropped (the job in flight, if any, holds it until it
+        ends). Safe to call from a cancelled task. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        self._notify()
+        self._resumed.set()
+        self._want_frame.set()
+        for task in self._tasks:
+            task.cancel()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        self.sim = None
+        self._neighbors = None
+
+    async def close(self) -> None:
+        """:meth:`stop`, then wait until the stepping and frame tasks and the worker thread have
+        ended (the job in flight, at most one step, finishes first)."""
+        self.stop()
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self._executor.shutdown, True)
+
+    # ------------------------------------------------------------------ messages
+
+    def params_message(self, reset: bool) -> str:
+        """The ``params`` message: preset (None after a ``set``), model, dim, every parameter,
+        whether the flock was refilled, whether stepping is paused."""
+        params = self._sim.params
+        return json.dumps(
+            {
+                "type": "params",
+                "preset": self.preset,
+                "model": params.model,
+                "dim": params.world.dim,
+                "params": to_dict(params),
+                "reset": bool(reset),
+                "paused": self.paused,
+            }
+        )
+
+    def state_message(self) -> str:
+        return json.dumps({"type": "state", "paused": self.paused})
+
+    async def send_error(self, message: str) -> None:
+        await self._send(error_reply(message))
+
+    async def receive(self, data: str | bytes | bytearray | memoryview) -> None:
+        """Handle one client message (JSON text; UTF-8 bytes are read as text). Anything invalid
+        gets an ``error`` reply; the simulation goes on and the session stays usable."""
+        if self.closed:
+            return
+        try:
+            control = parse_control(data, self._sim.params, self.max_control_bytes)
+            await self._apply(control)
+        except ControlError as exc:
+            await self.send_error(str(exc))
+        except (ValueError, TypeError) as exc:  # a value the simulation rejects (e.g. turn: bird 0 caught)
+            await self.send_error(" ".join(str(exc).split()) or type(exc).__name__)
+        except (asyncio.CancelledError, ConnectionError):
+            raise
+        except Exception as exc:  # a bug must not end the connection; say so and log it
+            log.exception("viewer: control message failed")
+            await self.send_error(f"internal error: {type(exc).__name__}: {exc}")
+
+    async def _apply(self, control: Any) -> None:
+        if isinstance(control, NextControl):
+            self._pending_next = min(self._pending_next + 1, MAX_PENDING_NEXT)
+            self._want_frame.set()
+        elif isinstance(control, PauseControl | ResumeControl):
+            self.paused = isinstance(control, PauseControl)
+            self._rate.clear()
+            if self.paused:
+                self._resumed.clear()
+            else:
+                self._resumed.set()
+            self._notify()
+            await self._send(self.state_message())
+        elif isinstance(control, SetControl | PresetControl):
+            check_agent_cap(control.params, self.max_agents)
+            keep = isinstance(control, SetControl)
+            async with self._io:
+                reset = await self._work(self._change, control.params, keep)
+                self.preset = control.name if isinstance(control, PresetControl) else None
+                await self._send_now(self.params_message(reset))
+            self._notify()
+        elif isinstance(control, ResetControl):
+            async with self._io:
+                await self._work(self._change, self._sim.params, False)
+                await self._send_now(self.params_message(True))
+            self._notify()
+        elif isinstance(control, TurnControl):
+            await self._work(self._turn, control.angle_deg)
+            self._notify()
+        elif isinstance(control, PointerControl):
+            await self._work(self._sim_call, "set_pointer", control.point, control.mode)
+        else:  # parse_control returns only the types above
+            raise ControlError(f"type: {getattr(control, 'type', '?')} is not handled")
+
+    # ------------------------------------------------------------------ worker-thread jobs
+
+    @property
+    def _sim(self) -> Simulation:
+        if self.sim is None:
+            raise ControlError("session: closed")
+        return self.sim
+
+    def _build(self, params: AnyParams) -> None:
+        with _engine_guard():
+            sim = Simulation(params, threads=self.threads)
+        if not self.closed:  # stop() may have run meanwhile: then the simulation is not kept
+            self.sim = sim
+        self.generation += 1
+        self._rate.clear()
+
+    def _change(self, params: AnyParams, keep: bool) -> bool:
+        """Switch to ``params``; keep the flock if ``keep`` and :func:`same_flock` allows, else
+        refill. Returns True when the flock was refilled."""
+        old = self._sim
+        with _engine_guard():
+            new = Simulation(params, threads=self.threads)
+        refill = not (keep and same_flock(old.params, params) and old.state.n == new.state.n)
+        if refill:
+            _carry_pointer(old, new)
+            self.generation += 1
+        else:
+            carry_over(old, new)
+        if not self.closed:
+            self.sim = new
+        self._neighbors = None
+        self._rate.clear()
+        return refill
+
+    def _turn(self, angle_deg: float) -> None:
+        sim = self._sim
+        rows = np.flatnonzero(sim.state.ids == SELECTED_ID)
+        if len(rows) == 0 or not sim.state.alive[rows[0]]:
+            raise ControlError(f"turn: the selected bird (id {SELECTED_ID}) is not alive; reset brings it back")
+        sim.perturb_turn(center_id=SELECTED_ID, angle_deg=angle_deg)
+
+    def _sim_call(self, name: str, *args: Any) -> Any:
+        return getattr(self._sim, name)(*args)
+
+    def _step(self) -> None:
+        sim = self._sim
+        with _engine_guard():
+            sim.step()
+        self._rate.tick()
+        state = sim.state
+        if not (np.isfinite(state.position).all() and np.isfinite(state.velocity).all()):
+            raise FloatingPointError(f"NaN or inf in the state after step {sim.steps}; reset or change parameters")
+
+    def _mean_neighbors(self, sim: Simulation) -> float:
+        """Status value 1. Topological: min(k, alive - 1), exactly what the search finds; metric:
+        a neighbour search, redone at most every :data:`NEIGHBOR_COUNT_INTERVAL` seconds and
+        at most :data:`NEIGHBOR_COUNT_SHARE` of the time (a search costs ~70 ms at 100 000)."""
+        alive = sim.state.n_alive
+        if alive == 0:
+            return math.nan
+        query = sim.model.neighbor_query()
+        if query.mode == "topological":
+            return float(min(query.k, alive - 1))
+        now = time.monotonic()
+        cached = self._neighbors
+        wait = max(NEIGHBOR_COUNT_INTERVAL, self._neighbor_cost / NEIGHBOR_COUNT_SHARE)
+        if cached is not None and cached[0] == self.generation and now - cached[1] < wait:
+            return cached[2]
+        with _engine_guard():
+            counts = sim.neighbors().counts[sim.state.alive]
+        mean = float(counts.mean()) if len(counts) else math.nan
+        self._neighbor_cost = time.monotonic() - now
+        self._neighbors = (self.generation, now, mean)
+        return mean
+
+    def _encode(self) -> tuple[bytes, tuple[int, int]]:
+        sim = self._sim
+        rate = 0.0 if self.paused else self._rate.rate
+        status = status_values(sim, rate, mean_neighbors=self._mean_neighbors(sim))
+        with _engine_guard():
+            frame = encode_frame(sim, self.frame_index, selected=SELECTED_ID, status=status)
+        return frame, (self.generation, sim.steps)
+
+    # ------------------------------------------------------------------ loops
+
+    async def _step_loop(self) -> None:
+        period = 1.0 / self.sps if self.sps > 0 else 0.0
+        due = time.monotonic()
+        while not self.closed:
+            if self.paused:
+                await self._resumed.wait()
+                due = time.monotonic()
+                continue
+            try:
+                await self._work(self._step)
+            except Exception as exc:
+                if self.closed:  # the executor was shut down under the job
+                    return
+                log.exception("viewer: step failed")
+                self.paused = True
+                self._resumed.clear()
+                self._rate.clear()
+                await self.send_error(f"simulation: step failed ({type(exc).__name__}: {exc}); paused")
+                await self._send(self.state_message())
+            self._notify()
+            if period:
+                due += period
+                now = time.monotonic()
+                if due > now:
+                    await asyncio.sleep(due - now)
+                else:  # late: do not burst to catch up
+                    due = now
+                    await asyncio.sleep(0)
+            else:
+                await asyncio.sleep(0)  # let a frame request in between two steps
+
+    async def _frame_loop(self) -> None:
+        while not self.closed:
+            await self._want_frame.wait()
+            if self.closed:
+                return
+            changed = self._changed
+            if not self.paused and self._last_sent == self._state_key():
+                await changed.wait()  # running: wait until the state moves past the last frame
+                continue
+            async with self._io:
+                if self.closed:
+                    return
+                if not self.paused and self._last_sent == self._state_key():
+                    continue  # another change made this state old news; wait again
+                try:
+                    frame, key = await self._work(self._encode)
+                except Exception as exc:
+                    if self.closed:
+                        return
+                    log.exception("viewer: frame encoding failed")
+                    await self._send_now(error_reply(f"frame: encoding failed ({type(exc).__name__}: {exc})"))
+                    self._pending_next = 0
+                    self._want_frame.clear()
+                    continue
+                self.frame_index += 1
+                self._last_sent = key
+                self._pending_next = max(self._pending_next - 1, 0)
+                if self._pending_next == 0:
+                    self._want_frame.clear()
+                await self._send_now(frame)
+
+    def _state_key(self) -> tuple[int, int] | None:
+        sim = self.sim
+        return None if sim is None else (self.generation, sim.steps)
+
+    def _notify(self) -> None:
+        """Wake everything waiting for a state change (a step, a control, pause, close)."""
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _work(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the session's worker thread, after the jobs already queued."""
+        if self.closed:
+            raise ControlError("session: closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, fn, *args)
+
+    async def _send(self, message: str | bytes) -> None:
+        async with self._io:
+            await self._send_now(message)
+
+    async def _send_now(self, message: str | bytes) -> None:
+        """Send while holding ``self._io``."""
+        if not self.closed:
+            await self._send_raw(message)
+
+
+def _carry_pointer(old: Simulation, new: Simulation) -> None:
+    """On a refill only the pointer carries over (the client keeps holding the button)."""
+    for component in old.components:
+        if component.name == "pointer":
+            with contextlib.suppress(ValueError):
+                new.set_pointer(component.point, component.mode)
+
+
+__all__ = [
+    "DEFAULT_MAX_AGENTS",
+    "DEFAULT_SPS",
+    "SELECTED_ID",
+    "StepRate",
+    "ViewerSession",
+    "carry_over",
+    "check_agent_cap",
+    "params_from_query",
+    "same_flock",
+]

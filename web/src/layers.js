@@ -1,0 +1,339 @@
+/**
+ * What the scene is made of: instanced entity layers fed straight from frames (agents,
+ * predators, seek targets), obstacles built from the parameters, and the world's outline.
+ *
+ * @module layers
+ */
+
+import * as THREE from "three";
+
+import { LAYOUT_F32 } from "./protocol.js";
+import { ENTITY_FRAGMENT, ENTITY_VERTEX } from "./shaders.js";
+
+/** Colours (sRGB, as drawn). */
+export const COLORS = {
+  background: 0xe8eef4,
+  agent: 0x1f2a36,
+  selected: 0xd7191c,
+  neighbor: 0xff8c8c,
+  turning: 0xffd21f,
+  predator: 0xff7f0e,
+  target: 0x1a9850,
+  obstacle: 0x8c7d6e,
+  outline: 0x9aa7b4,
+  attract: 0x2ca25f,
+  repel: 0x8856a7,
+};
+
+/**
+ * Base shapes, pointing along +x, length about 1.6 (tip at x = 1).
+ *
+ * @param {"arrow"|"dart"|"diamond"|"octahedron"} kind
+ * @returns {THREE.BufferGeometry}
+ */
+export function baseGeometry(kind) {
+  const g = new THREE.BufferGeometry();
+  let v;
+  if (kind === "arrow") {
+    // 2D arrowhead: tip, left wing, notch; tip, notch, right wing
+    v = [1, 0, 0, -0.6, 0.5, 0, -0.3, 0, 0, 1, 0, 0, -0.3, 0, 0, -0.6, -0.5, 0];
+  } else if (kind === "dart") {
+    // 3D dart: a flat wing triangle plus a keel, four faces
+    const tip = [1, 0, 0];
+    const l = [-0.6, 0, 0.5];
+    const r = [-0.6, 0, -0.5];
+    const top = [-0.5, 0.22, 0];
+    const bot = [-0.5, -0.14, 0];
+    v = [...tip, ...l, ...top, ...tip, ...top, ...r, ...tip, ...bot, ...l, ...tip, ...r, ...bot, ...l, ...bot, ...top];
+    v.push(...top, ...bot, ...r);
+  } else if (kind === "diamond") {
+    v = [1, 0, 0, 0, 1, 0, -1, 0, 0, 1, 0, 0, -1, 0, 0, 0, -1, 0];
+  } else {
+    return new THREE.OctahedronGeometry(1, 0);
+  }
+  g.setAttribute("position", new THREE.Float32BufferAttribute(v, 3));
+  return g;
+}
+
+/**
+ * One instanced mesh whose per-instance attributes are a slice of a frame's entries, copied as
+ * they came (float32, or uint16/int8 normalized for q16) into buffers that grow by doubling.
+ */
+export class EntityLayer {
+  /**
+   * @param {THREE.BufferGeometry} base shape of one entry
+   * @param {{color: number, useFlags?: boolean, sizeFactor?: number}} options
+   */
+  constructor(base, { color, useFlags = false, sizeFactor = 1 }) {
+    this.base = base;
+    this.sizeFactor = sizeFactor;
+    this.material = new THREE.ShaderMaterial({
+      vertexShader: ENTITY_VERTEX,
+      fragmentShader: ENTITY_FRAGMENT,
+      side: THREE.DoubleSide,
+      uniforms: {
+        uQuant: { value: 0 },
+        uBoxMin: { value: new THREE.Vector3() },
+        uBoxExt: { value: new THREE.Vector3() },
+        uDim: { value: 2 },
+        uSize: { value: 1 },
+        uColor: { value: new THREE.Color(color) },
+        uUseFlags: { value: useFlags ? 1 : 0 },
+        uSelectedColor: { value: new THREE.Color(COLORS.selected) },
+        uNeighborColor: { value: new THREE.Color(COLORS.neighbor) },
+        uTurningColor: { value: new THREE.Color(COLORS.turning) },
+        uShade: { value: 0 },
+      },
+    });
+    this.capacity = 0;
+    this.layout = -1;
+    this.dim = 0;
+    this.geometry = null;
+    this.mesh = new THREE.Mesh(new THREE.BufferGeometry(), this.material);
+    this.mesh.frustumCulled = false; // instances are placed in the shader: the base shape's bounds mean nothing
+    this.mesh.visible = false;
+  }
+
+  /** Replace the base shape (2D arrow <-> 3D dart). */
+  setBase(base) {
+    this.base.dispose();
+    this.base = base;
+    this.capacity = 0; // rebuild the geometry on the next update
+  }
+
+  /**
+   * Show entries [start, end) of a frame.
+   *
+   * @param {import("./protocol.js").Frame} frame
+   * @param {number} start
+   * @param {number} end
+   * @param {number} size body length of one entry [world units]
+   */
+  update(frame, start, end, size) {
+    const count = end - start;
+    this.mesh.visible = count > 0;
+    if (count <= 0) return;
+    const { dim, layout } = frame;
+    if (count > this.capacity || layout !== this.layout || dim !== this.dim) this._allocate(count, dim, layout, frame);
+    const attrs = this.geometry.attributes;
+    copyInto(attrs.iPos, frame.positions.subarray(start * dim, end * dim));
+    copyInto(attrs.iHead, frame.headings.subarray(start * dim, end * dim));
+    copyInto(attrs.iFlag, frame.flags.subarray(start, end));
+    this.geometry.instanceCount = count;
+    const u = this.material.uniforms;
+    u.uQuant.value = layout === LAYOUT_F32 ? 0 : 1;
+    u.uBoxMin.value.fromArray(frame.bboxMin);
+    u.uBoxExt.value.set(
+      frame.bboxMax[0] - frame.bboxMin[0],
+      frame.bboxMax[1] - frame.bboxMin[1],
+      frame.bboxMax[2] - frame.bboxMin[2],
+    );
+    u.uDim.value = dim;
+    u.uShade.value = dim === 3 ? 1 : 0;
+    u.uSize.value = size * this.sizeFactor;
+  }
+
+  /** Hide the layer (no entries of its kind). */
+  hide() {
+    this.mesh.visible = false;
+  }
+
+  _allocate(count, dim, layout, frame) {
+    this.capacity = Math.max(64, 2 ** Math.ceil(Math.log2(count)));
+    this.layout = layout;
+    this.dim = dim;
+    const Pos = frame.positions.constructor;
+    const Head = frame.headings.constructor;
+    const quantized = layout !== LAYOUT_F32;
+    const g = new THREE.InstancedBufferGeometry();
+    g.setAttribute("position", this.base.getAttribute("position"));
+    if (this.base.index) g.setIndex(this.base.index);
+    const attr = (Type, size, normalized) => {
+      const a = new THREE.InstancedBufferAttribute(new Type(this.capacity * size), size, normalized);
+      a.setUsage(THREE.DynamicDrawUsage);
+      return a;
+    };
+    g.setAttribute("iPos", attr(Pos, dim, quantized));
+    g.setAttribute("iHead", attr(Head, dim, quantized));
+    g.setAttribute("iFlag", attr(Uint8Array, 1, false));
+    if (this.geometry) this.geometry.dispose();
+    this.geometry = g;
+    this.mesh.geometry = g;
+  }
+}
+
+/**
+ * Remove every child of a group and free the GPU resources of everything under it.
+ *
+ * @param {THREE.Object3D} group
+ */
+export function disposeChildren(group) {
+  for (const child of [...group.children]) {
+    child.traverse((o) => {
+      o.geometry?.dispose();
+      o.material?.dispose();
+      if (o.isInstancedMesh) o.dispose();
+    });
+    group.remove(child);
+  }
+}
+
+/** Copy a typed array into an attribute's buffer and mark that range for upload. */
+function copyInto(attribute, values) {
+  attribute.array.set(values);
+  attribute.clearUpdateRanges();
+  attribute.addUpdateRange(0, values.length);
+  attribute.needsUpdate = true;
+}
+
+/**
+ * Obstacles drawn from the parameters (their positions, sizes and ends come from there: they do
+ * not move): circles/spheres (vertical cylinders for planar 3D agents), segments as thick bars,
+ * boxes. One instanced mesh per shape.
+ */
+export class ObstacleLayer {
+  constructor() {
+    this.group = new THREE.Group();
+  }
+
+  /**
+   * Rebuild from an `obstacles` parameter block.
+   *
+   * @param {{circles?: object[], segments?: object[], boxes?: object[]}|undefined} obstacles
+   * @param {number} dim 2 or 3
+   * @param {boolean} planar 3D agents on the x-z ground (circles are vertical cylinders)
+   * @param {number} minThickness smallest drawn wall thickness [world units]
+   */
+  build(obstacles, dim, planar, minThickness) {
+    this.clear();
+    if (!obstacles) return;
+    const circles = obstacles.circles ?? [];
+    const segments = obstacles.segments ?? [];
+    const boxes = obstacles.boxes ?? [];
+    const three = dim === 3;
+    const material = three
+      ? new THREE.MeshLambertMaterial({ color: COLORS.obstacle })
+      : new THREE.MeshBasicMaterial({ color: COLORS.obstacle });
+    const z = (c) => (three ? c[2] : -1);
+    const m = new THREE.Matrix4();
+    const q = new THREE.Quaternion();
+    const s = new THREE.Vector3();
+    const p = new THREE.Vector3();
+    if (circles.length) {
+      const geo = three
+        ? planar
+          ? new THREE.CylinderGeometry(1, 1, 1, 24)
+          : new THREE.SphereGeometry(1, 20, 14)
+        : new THREE.CircleGeometry(1, 40);
+      const mesh = new THREE.InstancedMesh(geo, material, circles.length);
+      circles.forEach((c, k) => {
+        const r = Math.max(c.body_radius, minThickness / 2);
+        s.set(r, planar ? Math.max(2 * r, minThickness * 4) : r, r);
+        if (!three) s.z = 1;
+        p.set(c.center[0], c.center[1], z(c.center));
+        mesh.setMatrixAt(k, m.compose(p, q.identity(), s));
+      });
+      this.group.add(mesh);
+    }
+    if (segments.length) {
+      const geo = three ? new THREE.CylinderGeometry(1, 1, 1, 12) : new THREE.PlaneGeometry(1, 1);
+      const mesh = new THREE.InstancedMesh(geo, material, segments.length);
+      const axis = three ? new THREE.Vector3(0, 1, 0) : new THREE.Vector3(1, 0, 0);
+      segments.forEach((seg, k) => {
+        const a = new THREE.Vector3(seg.a[0], seg.a[1], three ? seg.a[2] : -1);
+        const b = new THREE.Vector3(seg.b[0], seg.b[1], three ? seg.b[2] : -1);
+        const d = b.clone().sub(a);
+        const len = d.length();
+        const thick = Math.max(2 * seg.body_radius, minThickness);
+        q.setFromUnitVectors(axis, len > 0 ? d.clone().normalize() : axis);
+        // 2D bars are capsules: drawn as rectangles extended by the radius at both ends
+        if (three) s.set(thick / 2, len, thick / 2);
+        else s.set(len + thick, thick, 1);
+        p.copy(a).add(b).multiplyScalar(0.5);
+        mesh.setMatrixAt(k, m.compose(p, q, s));
+      });
+      this.group.add(mesh);
+    }
+    if (boxes.length) {
+      const geo = three ? new THREE.BoxGeometry(1, 1, 1) : new THREE.PlaneGeometry(1, 1);
+      const mesh = new THREE.InstancedMesh(geo, material, boxes.length);
+      boxes.forEach((b, k) => {
+        const r = b.body_radius;
+        const lo = b.min_corner;
+        const hi = b.max_corner;
+        s.set(hi[0] - lo[0] + 2 * r, hi[1] - lo[1] + 2 * r, three ? hi[2] - lo[2] + 2 * r : 1);
+        s.set(Math.max(s.x, minThickness), Math.max(s.y, minThickness), Math.max(s.z, minThickness));
+        p.set((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, three ? (lo[2] + hi[2]) / 2 : -1);
+        mesh.setMatrixAt(k, m.compose(p, q.identity(), s));
+      });
+      this.group.add(mesh);
+    }
+  }
+
+  /** Remove every obstacle mesh and free its GPU buffers. */
+  clear() {
+    disposeChildren(this.group);
+  }
+}
+
+/**
+ * The region's outline (SPEC 3.8): a rectangle or box for box/periodic worlds (periodic dashed),
+ * an ellipse or three ellipses for ellipsoids, nothing for open worlds.
+ */
+export class BoundsOutline {
+  constructor() {
+    this.group = new THREE.Group();
+  }
+
+  /**
+   * @param {{kind: string, size: number[]}} bounds world.bounds
+   * @param {number} dim
+   */
+  build(bounds, dim) {
+    disposeChildren(this.group);
+    const { kind, size } = bounds;
+    const periodic = kind === "periodic";
+    const material = periodic
+      ? new THREE.LineDashedMaterial({ color: COLORS.outline, dashSize: size[0] / 80, gapSize: size[0] / 80 })
+      : new THREE.LineBasicMaterial({ color: COLORS.outline });
+    let line;
+    if (kind === "box" || periodic) {
+      if (dim === 2) {
+        const [w, h] = size;
+        const pts = [0, 0, -2, w, 0, -2, w, h, -2, 0, h, -2, 0, 0, -2];
+        const g = new THREE.BufferGeometry().setAttribute("position", new THREE.Float32BufferAttribute(pts, 3));
+        line = new THREE.Line(g, material);
+      } else {
+        const g = new THREE.EdgesGeometry(new THREE.BoxGeometry(size[0], size[1], size[2]));
+        g.translate(size[0] / 2, size[1] / 2, size[2] / 2);
+        line = new THREE.LineSegments(g, material);
+      }
+    } else if (kind === "ellipsoid") {
+      const ring = (ax, ay, plane) => {
+        const pts = [];
+        for (let i = 0; i <= 96; i++) {
+          const t = (i / 96) * 2 * Math.PI;
+          const u = Math.cos(t) * ax;
+          const v = Math.sin(t) * ay;
+          if (plane === "xy") pts.push(u, v, dim === 2 ? -2 : 0);
+          else if (plane === "xz") pts.push(u, 0, v);
+          else pts.push(0, u, v);
+        }
+        const g = new THREE.BufferGeometry().setAttribute("position", new THREE.Float32BufferAttribute(pts, 3));
+        return new THREE.Line(g, material.clone());
+      };
+      line = new THREE.Group();
+      line.add(ring(size[0], size[1], "xy"));
+      if (dim === 3) {
+        line.add(ring(size[0], size[2], "xz"));
+        line.add(ring(size[1], size[2], "yz"));
+      }
+      material.dispose();
+    } else {
+      material.dispose();
+      return;
+    }
+    if (line.computeLineDistances) line.computeLineDistances();
+    this.group.add(line);
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Small DOM pieces shared by the page: an element builder, the error banner and the status bar.
+ *
+ * @module ui
+ */
+
+/**
+ * Create an element.
+ *
+ * @param {string} tag
+ * @param {Record<string, *>} [attrs] attributes; `class`, `text`, `dataset`, and `on*` handlers
+ *   are special
+ * @param {...(Node|string|null|undefined)} children
+ * @returns {HTMLElement}
+ */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k === "dataset") Object.assign(node.dataset, v);
+    else if (k.startsWith("on") && typeof v === "function") node.addEventListener(k.slice(2), v);
+    else if (v === true) node.setAttribute(k, "");
+    else node.setAttribute(k, String(v));
+  }
+  for (const c of children) if (c !== null && c !== undefined) node.append(c);
+  return node;
+}
+
+/**
+ * Fetch an element by id, failing loudly when the page lacks it.
+ *
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export function byId(id) {
+  const node = document.getElementById(id);
+  if (!node) throw new Error(`page element #${id} is missing`);
+  return node;
+}
+
+/** How long an error stays on screen [ms]. */
+const ERROR_SHOW_MS = 8000;
+
+/** The banner (`#error`) that shows error replies and local failures. */
+export class ErrorBanner {
+  constructor() {
+    this.node = byId("error");
+    this.text = byId("error-text");
+    this.timer = 0;
+    /** @type {string[]} every message shown, oldest first */
+    this.history = [];
+    byId("error-close").addEventListener("click", () => this.hide());
+  }
+
+  /**
+   * Show a message (replaces the one on screen).
+   *
+   * @param {string} message
+   */
+  show(message) {
+    this.history.push(message);
+    this.text.textContent = message;
+    this.node.hidden = false;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.hide(), ERROR_SHOW_MS);
+  }
+
+  hide() {
+    clearTimeout(this.timer);
+    this.node.hidden = true;
+  }
+}
+
+/**
+ * A status value for display: fixed decimals, "-" for NaN.
+ *
+ * @param {number} x
+ * @param {number} digits
+ * @returns {string}
+ */
+export function formatValue(x, digits) {
+  return Number.isFinite(x) ? x.toFixed(digits) : "-";
+}
+
+/** The status bar: ids status-polarization, -neighbors, -caught, -remaining, -sps, -fps, -time, -mode. */
+export class StatusBar {
+  constructor() {
+    this.fields = {
+      polarization: byId("status-polarization"),
+      mean_neighbors: byId("status-neighbors"),
+      caught: byId("status-caught"),
+      remaining: byId("status-remaining"),
+      steps_per_second: byId("status-sps"),
+      fps: byId("status-fps"),
+      time: byId("status-time"),
+      mode: byId("status-mode"),
+    };
+  }
+
+  /**
+   * Show a frame's status values.
+   *
+   * @param {{polarization: number, mean_neighbors: number, caught: number, remaining: number,
+   *   steps_per_second: number}} status
+   * @param {number} time simulated time of the frame [s]
+   */
+  showStatus(status, time) {
+    const f = this.fields;
+    f.polarization.textContent = formatValue(status.polarization, 3);
+    f.mean_neighbors.textContent = formatValue(status.mean_neighbors, 2);
+    f.caught.textContent = formatValue(status.caught, 0);
+    f.remaining.textContent = formatValue(status.remaining, 0);
+    f.steps_per_second.textContent = formatValue(status.steps_per_second, 0);
+    f.time.textContent = formatValue(time, 1);
+  }
+
+  /** @param {number} fps rendered frames per second, measured here */
+  showFps(fps) {
+    this.fields.fps.textContent = formatValue(fps, 0);
+  }
+
+  /** @param {string} text "live", "paused", "replay 0.25x", ... */
+  showMode(text) {
+    this.fields.mode.textContent = text;
+  }
+}

@@ -1,0 +1,57 @@
+// A test-only frame writer (docs/protocol.md, version 1), the mirror of protocol.readFrame.
+const pad8 = (x) => Math.ceil(x / 8) * 8;
+
+/**
+ * Encode a frame.
+ *
+ * @param {{layout?: number, dim: number, nAgents?: number, positions: number[][], headings: number[][],
+ *   flags?: number[], status?: number[], step?: number, time?: number, frameIndex?: number}} f
+ * @returns {ArrayBuffer}
+ */
+export function writeFrame(f) {
+  const layout = f.layout ?? 0;
+  const { dim } = f;
+  const n = f.positions.length;
+  const nAgents = f.nAgents ?? n;
+  const status = f.status ?? [0.5, 7, 0, nAgents, 60];
+  const [P, H] = layout === 0 ? [4, 4] : [2, 1];
+  const oPos = 96;
+  const oHead = oPos + pad8(n * dim * P);
+  const oFlags = oHead + pad8(n * dim * H);
+  const oStatus = oFlags + pad8(n);
+  const buf = new ArrayBuffer(oStatus + 8 * status.length);
+  const v = new DataView(buf);
+  "FLKF".split("").forEach((c, i) => v.setUint8(i, c.charCodeAt(0)));
+  v.setUint16(4, 1, true);
+  v.setUint16(6, 96, true);
+  v.setUint8(8, layout);
+  v.setUint8(9, dim);
+  v.setUint16(10, status.length, true);
+  v.setUint32(12, n, true);
+  v.setUint32(16, nAgents, true);
+  v.setBigUint64(24, BigInt(f.frameIndex ?? 0), true);
+  v.setBigUint64(32, BigInt(f.step ?? 0), true);
+  v.setFloat64(40, f.time ?? 0, true);
+  const lo = [0, 1, 2].map((a) => (a < dim && n ? Math.min(...f.positions.map((p) => p[a])) : 0));
+  const hi = [0, 1, 2].map((a) => (a < dim && n ? Math.max(...f.positions.map((p) => p[a])) : 0));
+  lo.forEach((x, a) => v.setFloat64(48 + 8 * a, x, true));
+  hi.forEach((x, a) => v.setFloat64(72 + 8 * a, x, true));
+  f.positions.forEach((p, i) => {
+    for (let a = 0; a < dim; a++) {
+      if (layout === 0) v.setFloat32(oPos + 4 * (i * dim + a), p[a], true);
+      else {
+        const ext = hi[a] - lo[a];
+        v.setUint16(oPos + 2 * (i * dim + a), ext > 0 ? Math.round(((p[a] - lo[a]) * 65535) / ext) : 0, true);
+      }
+    }
+  });
+  f.headings.forEach((h, i) => {
+    for (let a = 0; a < dim; a++) {
+      if (layout === 0) v.setFloat32(oHead + 4 * (i * dim + a), h[a], true);
+      else v.setInt8(oHead + i * dim + a, Math.round(h[a] * 127));
+    }
+  });
+  (f.flags ?? []).forEach((b, i) => v.setUint8(oFlags + i, b));
+  status.forEach((s, k) => v.setFloat64(oStatus + 8 * k, s, true));
+  return buf;
+}
