@@ -217,11 +217,11 @@ def abm_step_cells(position, velocity, xs, ys, zs, hxs, hys, hzs, qs, order, cel
 def abm_headings_knn(xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k, rows, out, counts):
     """Phase one, topological mode: ring search for the k nearest of each bird, then
     accumulate them in (distance, index) order."""
-    rs, rk, rd, runs, shifts = rows
+    rs, rk, rd = rows
     for si in numba.prange(order.shape[0]):
         tid = numba.get_thread_id()
         i = order[si]
-        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd, runs, shifts)
+        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
         acc = ABM_EMPTY
         for u in range(m):
             s = rs[tid, u]
@@ -273,7 +273,7 @@ class AbmStepper:
         grid = build_knn_grid(state.position, state.alive, model.space, q.k)
         hxs, hys, hzs, qs = self._headings(state, grid, scales)
         threads = numba.get_num_threads()
-        rows = (*self._rows(threads, q.k), *self._scratch(threads, 0)[:2])
+        rows = self._rows(threads, q.k)
         abm_headings_knn(grid.xs, grid.ys, grid.zs, hxs, hys, hzs, grid.order, grid.cell, grid.cell_start,
             grid.geometry, state.dim, model.space, c, q.k, rows, buf, self.counts)  # fmt: skip
         abm_moves(state.position, state.velocity, state.alive, buf, state.dim, model.space, c.speed, dt)

@@ -222,73 +222,127 @@ def _scan_slots_knn(xs, ys, zs, order, lo, hi, si, dim, space, k, m, tid, rs, rk
     xi = xs[si]
     yi = ys[si]
     zi = zs[si]
+    worst = rd[tid, k - 1] if m == k else np.inf  # kept in a register: most candidates fail this test
     if dim == 2:
         for s in range(lo, hi):
-            if s != si:
-                dx, dy, _ = displacement(xi, yi, 0.0, xs[s], ys[s], 0.0, space)
-                m = knn_insert_keyed(rs, rk, rd, tid, m, k, s, order[s], dx * dx + dy * dy)
+            dx, dy, _ = displacement(xi, yi, 0.0, xs[s], ys[s], 0.0, space)
+            d2 = dx * dx + dy * dy
+            if (d2 <= worst) & (s != si):
+                m = knn_insert_keyed(rs, rk, rd, tid, m, k, s, order[s], d2)
+                if m == k:
+                    worst = rd[tid, k - 1]
         return m
     for s in range(lo, hi):
-        if s != si:
-            dx, dy, dz = displacement(xi, yi, zi, xs[s], ys[s], zs[s], space)
-            m = knn_insert_keyed(rs, rk, rd, tid, m, k, s, order[s], dx * dx + dy * dy + dz * dz)
+        dx, dy, dz = displacement(xi, yi, zi, xs[s], ys[s], zs[s], space)
+        d2 = dx * dx + dy * dy + dz * dz
+        if (d2 <= worst) & (s != si):
+            m = knn_insert_keyed(rs, rk, rd, tid, m, k, s, order[s], d2)
+            if m == k:
+                worst = rd[tid, k - 1]
     return m
 
 
-@device
-def _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, dim, space, k, m, tid, rs, rk, rd):
-    """Offer every agent of cell cb but si to the k-nearest row."""
-    return _scan_slots_knn(xs, ys, zs, order, cell_start[cb], cell_start[cb + 1], si, dim, space, k, m, tid, rs, rk, rd)
-
-
 BOUND_SAFETY = 1.0 - 1e-9
+"""Cell-geometry distance bounds are shrunk by this factor: they are computed from cell walls,
+the distances from coordinates, and the two may differ in the last bits."""
 
 
 @device
-def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd, runs, shifts):
-    """k nearest agents of the agent in slot si, by rings of cells (see knn.py);
-    fills row ``tid`` of (rs: slots, rk: agent indices, rd: squared distances),
-    sorted by (distance, index); c is the slot's cell. Rings 0 and 1 (the 3x3(x3)
-    block) are scanned as runs of consecutive slots (see :func:`block_runs`; ``runs``
-    and ``shifts`` are its per-thread scratch), farther rings cell by cell. Returns
-    how many were found (< k if fewer exist)."""
+def _offset_gap(o, lo, hi, width):
+    """Lower bound on the distance along one axis from an agent to the cells o cells away from
+    its own (o = 0: its own column); lo, hi: its distances to its own cell's lower and upper wall."""
+    if o == 0:
+        return 0.0
+    if o > 0:
+        return hi + (o - 1) * width
+    return lo + (-o - 1) * width
+
+
+@device
+def _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xa, xb, si, dim, space, k, m, tid, rs, rk, rd):
+    """Offer the agents of the cells ix+xa .. ix+xb (wrapped) of one row of cells (``row``: the
+    id of the row's cell 0) to the k-nearest row: one or two runs of consecutive slots."""
+    a = ix + xa
+    b = ix + xb
+    if b < 0 or a >= g.nx:  # periodic: the whole span wrapped
+        shift = g.nx if b < 0 else -g.nx
+        a += shift
+        b += shift
+    elif a < 0:  # periodic: the span wraps below 0
+        m = _scan_slots_knn(xs, ys, zs, order, cell_start[row + a + g.nx], cell_start[row + g.nx], si, dim, space,
+                            k, m, tid, rs, rk, rd)  # fmt: skip
+        a = 0
+    elif b >= g.nx:  # periodic: the span wraps above nx - 1
+        m = _scan_slots_knn(xs, ys, zs, order, cell_start[row + a], cell_start[row + g.nx], si, dim, space,
+                            k, m, tid, rs, rk, rd)  # fmt: skip
+        a = 0
+        b -= g.nx
+    return _scan_slots_knn(xs, ys, zs, order, cell_start[row + a], cell_start[row + b + 1], si, dim, space,
+                           k, m, tid, rs, rk, rd)  # fmt: skip
+
+
+@device
+def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd):
+    """k nearest agents of the agent in slot si, by rings of cells (see knn.py); fills row
+    ``tid`` of (rs: slots, rk: agent indices, rd: squared distances), sorted by (distance,
+    index); c is the slot's cell. Returns how many were found (< k if fewer exist).
+
+    Ring r is walked as rows of cells along x (consecutive slots). Once k candidates are held, a
+    row, or the cells at the ends of a row, lying farther than the k-th distance is skipped:
+    a lower bound on its distance follows from the agent's distances to its cell's walls. The
+    agent's own row of cells comes first, so the k-th distance is small early."""
     ix = c % g.nx
     iy = (c // g.nx) % g.ny
     iz = c // (g.nx * g.ny)
-    # after ring r every unvisited agent lies beyond the (2r+1)-cell block on some axis:
-    # at least r cell widths plus the distance from this agent to its own cell's wall
-    wx = _wall_gap(xs[si], g.ox, g.cx, ix)
-    wy = _wall_gap(ys[si], g.oy, g.cy, iy)
-    wz = _wall_gap(zs[si], g.oz, g.cz, iz) if dim == 3 else np.inf
+    xi = xs[si]
+    yi = ys[si]
+    zi = zs[si]
+    # distances to the own cell's walls; in periodic space a cell may be reached from either
+    # side (its nearest image), so both sides get the smaller of the two
+    lox, hix = _wall_gaps(xi, g.ox, g.cx, ix, g.periodic)
+    loy, hiy = _wall_gaps(yi, g.oy, g.cy, iy, g.periodic)
+    loz, hiz = _wall_gaps(zi, g.oz, g.cz, iz, g.periodic) if dim == 3 else (np.inf, np.inf)
     xlo, xhi = offset_range(ix, g.nx, g.periodic)
     ylo, yhi = offset_range(iy, g.ny, g.periodic)
     zlo, zhi = offset_range(iz, g.nz, g.periodic)
     rmax = max(max(-xlo, xhi), max(max(-ylo, yhi), max(-zlo, zhi)))
-    m = 0
-    nruns = block_runs(c, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
-    for q in range(nruns):
-        m = _scan_slots_knn(xs, ys, zs, order, runs[tid, q, 0], runs[tid, q, 1], si, dim, space, k, m, tid, rs, rk, rd)
+    m = _scan_row_knn(xs, ys, zs, order, cell_start, g, cell_id(0, iy, iz, g), ix, max(xlo, -1), min(xhi, 1),
+                      si, dim, space, k, 0, tid, rs, rk, rd)  # fmt: skip
     for r in range(1, rmax + 1):
-        if r >= 2:  # rings 0 and 1 were the block
-            for ox in range(max(xlo, -r), min(xhi, r) + 1):
-                cx = wrap_offset(ix, ox, g.nx)
-                for oy in range(max(ylo, -r), min(yhi, r) + 1):
-                    cy = wrap_offset(iy, oy, g.ny)
-                    if abs(ox) == r or abs(oy) == r:
-                        for oz in range(max(zlo, -r), min(zhi, r) + 1):
-                            cb = cell_id(cx, cy, wrap_offset(iz, oz, g.nz), g)
-                            m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, dim, space, k, m, tid, rs, rk, rd)
-                    else:
-                        if -r >= zlo:
-                            cb = cell_id(cx, cy, wrap_offset(iz, -r, g.nz), g)
-                            m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, dim, space, k, m, tid, rs, rk, rd)
-                        if r <= zhi:
-                            cb = cell_id(cx, cy, wrap_offset(iz, r, g.nz), g)
-                            m = _scan_cell_knn(xs, ys, zs, order, cell_start, cb, si, dim, space, k, m, tid, rs, rk, rd)
+        for oz in range(max(zlo, -r), min(zhi, r) + 1):
+            gz = _offset_gap(oz, loz, hiz, g.cz)
+            cz = wrap_offset(iz, oz, g.nz)
+            for oy in range(max(ylo, -r), min(yhi, r) + 1):
+                if r == 1 and oy == 0 and oz == 0:
+                    continue  # the own row, scanned first
+                gy = _offset_gap(oy, loy, hiy, g.cy)
+                g2 = (gy * gy + gz * gz) * BOUND_SAFETY
+                worst = rd[tid, k - 1] if m == k else np.inf
+                if g2 > worst:
+                    continue
+                row = cell_id(0, wrap_offset(iy, oy, g.ny), cz, g)
+                xa = max(xlo, -r)
+                xb = min(xhi, r)
+                # cells at the row's ends beyond the k-th distance are left out
+                while xa < 0 and g2 + _sq(_offset_gap(xa, lox, hix, g.cx)) * BOUND_SAFETY > worst:
+                    xa += 1
+                while xb > 0 and g2 + _sq(_offset_gap(xb, lox, hix, g.cx)) * BOUND_SAFETY > worst:
+                    xb -= 1
+                if abs(oy) == r or abs(oz) == r:  # the whole row lies in ring r
+                    if xa <= xb:
+                        m = _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xa, xb, si, dim, space, k, m,
+                                          tid, rs, rk, rd)  # fmt: skip
+                else:  # only the row's two end cells are in ring r
+                    if xa == -r:
+                        m = _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xa, xa, si, dim, space, k, m,
+                                          tid, rs, rk, rd)  # fmt: skip
+                    if xb == r:
+                        m = _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xb, xb, si, dim, space, k, m,
+                                          tid, rs, rk, rd)  # fmt: skip
         if m == k:
-            bound = min(r * g.cx + wx, r * g.cy + wy)
+            bound = min(r * g.cx + min(lox, hix), r * g.cy + min(loy, hiy))
             if dim == 3:
-                bound = min(bound, r * g.cz + wz)
+                bound = min(bound, r * g.cz + min(loz, hiz))
             bound *= BOUND_SAFETY
             if rd[tid, k - 1] < bound * bound:
                 break
@@ -296,21 +350,30 @@ def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, 
 
 
 @device
-def _wall_gap(x, origin, width, c):
-    """Distance from coordinate x to the nearer wall of its cell c on one axis (>= 0)."""
-    lo = x - (origin + c * width)
-    hi = (origin + (c + 1) * width) - x
-    return max(min(lo, hi), 0.0)
+def _sq(x):
+    return x * x
+
+
+@device
+def _wall_gaps(x, origin, width, c, periodic):
+    """Distances from coordinate x to the lower and upper wall of its cell c on one axis (>= 0);
+    in periodic space both are the smaller one."""
+    lo = max(x - (origin + c * width), 0.0)
+    hi = max((origin + (c + 1) * width) - x, 0.0)
+    if periodic:
+        lo = min(lo, hi)
+        hi = lo
+    return lo, hi
 
 
 @numba.njit(parallel=True, cache=True)
 def knn_rows(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
     """k-nearest rows in agent order: row_index[i, :fill[i]] sorted by (distance, index)."""
-    rs, rk, rd, runs, shifts = scratch
+    rs, rk, rd = scratch
     for si in numba.prange(order.shape[0]):
         tid = numba.get_thread_id()
         i = order[si]
-        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd, runs, shifts)
+        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
         for u in range(m):
             row_index[i, u] = rk[tid, u]
         fill[i] = m

@@ -59,7 +59,7 @@ def knn_cell_width(position: np.ndarray, alive: np.ndarray, space: Space, k: int
 
 def knn_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> NeighborList:
     """Same result as :func:`flocksim.neighbors.brute.knn_neighbors_brute`."""
-    from flocksim.neighbors.coherent import block_runs_scratch, build_knn_grid, knn_rows
+    from flocksim.neighbors.coherent import build_knn_grid, knn_rows
 
     n, dim = position.shape
     row_index, _, fill = knn_buffers(n, k)
@@ -69,7 +69,7 @@ def knn_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, k:
     threads = numba.get_num_threads()
     width = (k // 8 + 1) * 8 + 8  # whole cache lines per thread: no false sharing between threads
     scratch = (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
-               np.empty((threads, width)), *block_runs_scratch(threads))  # fmt: skip
+               np.empty((threads, width)))  # fmt: skip
     knn_rows(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, dim, space, k,
              scratch, row_index, fill)  # fmt: skip
     return compact_rows(row_index, fill)
