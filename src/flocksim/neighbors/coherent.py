@@ -268,17 +268,20 @@ def _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xa, xb, si, dim, sp
         shift = g.nx if b < 0 else -g.nx
         a += shift
         b += shift
-    elif a < 0:  # periodic: the span wraps below 0
-        m = _scan_slots_knn(xs, ys, zs, order, cell_start[row + a + g.nx], cell_start[row + g.nx], si, dim, space,
-                            k, m, tid, rs, rk, rd)  # fmt: skip
-        a = 0
-    elif b >= g.nx:  # periodic: the span wraps above nx - 1
-        m = _scan_slots_knn(xs, ys, zs, order, cell_start[row + a], cell_start[row + g.nx], si, dim, space,
-                            k, m, tid, rs, rk, rd)  # fmt: skip
-        a = 0
-        b -= g.nx
-    return _scan_slots_knn(xs, ys, zs, order, cell_start[row + a], cell_start[row + b + 1], si, dim, space,
-                           k, m, tid, rs, rk, rd)  # fmt: skip
+    # the span as runs [a, b1] and [a2, b]: two when it wraps below 0 or above nx - 1
+    b1 = b
+    a2 = b + 1
+    if a < 0:
+        a, b1, a2 = a + g.nx, g.nx - 1, 0
+    elif b >= g.nx:
+        b1, a2, b = g.nx - 1, 0, b - g.nx
+    for part in range(2):
+        lo = a if part == 0 else a2
+        hi = b1 if part == 0 else b
+        if lo <= hi:  # one call site: the scan loop is inlined once
+            m = _scan_slots_knn(xs, ys, zs, order, cell_start[row + lo], cell_start[row + hi + 1], si, dim, space,
+                                k, m, tid, rs, rk, rd)  # fmt: skip
+    return m
 
 
 @device
@@ -290,56 +293,57 @@ def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, 
     Ring r is walked as rows of cells along x (consecutive slots). Once k candidates are held, a
     row, or the cells at the ends of a row, lying farther than the k-th distance is skipped:
     a lower bound on its distance follows from the agent's distances to its cell's walls. The
-    agent's own row of cells comes first, so the k-th distance is small early."""
+    agent's own row of cells x-1 .. x+1 comes first ("ring 0" below), so the k-th distance is
+    small early."""
     ix = c % g.nx
     iy = (c // g.nx) % g.ny
     iz = c // (g.nx * g.ny)
-    xi = xs[si]
-    yi = ys[si]
-    zi = zs[si]
     # distances to the own cell's walls; in periodic space a cell may be reached from either
     # side (its nearest image), so both sides get the smaller of the two
-    lox, hix = _wall_gaps(xi, g.ox, g.cx, ix, g.periodic)
-    loy, hiy = _wall_gaps(yi, g.oy, g.cy, iy, g.periodic)
-    loz, hiz = _wall_gaps(zi, g.oz, g.cz, iz, g.periodic) if dim == 3 else (np.inf, np.inf)
+    lox, hix = _wall_gaps(xs[si], g.ox, g.cx, ix, g.periodic)
+    loy, hiy = _wall_gaps(ys[si], g.oy, g.cy, iy, g.periodic)
+    loz, hiz = _wall_gaps(zs[si], g.oz, g.cz, iz, g.periodic) if dim == 3 else (np.inf, np.inf)
     xlo, xhi = offset_range(ix, g.nx, g.periodic)
     ylo, yhi = offset_range(iy, g.ny, g.periodic)
     zlo, zhi = offset_range(iz, g.nz, g.periodic)
     rmax = max(max(-xlo, xhi), max(max(-ylo, yhi), max(-zlo, zhi)))
-    m = _scan_row_knn(xs, ys, zs, order, cell_start, g, cell_id(0, iy, iz, g), ix, max(xlo, -1), min(xhi, 1),
-                      si, dim, space, k, 0, tid, rs, rk, rd)  # fmt: skip
-    for r in range(1, rmax + 1):
+    m = 0
+    for r in range(0, rmax + 1):
+        ring = max(r, 1)  # ring 0 is the own row's part of ring 1
         for oz in range(max(zlo, -r), min(zhi, r) + 1):
             gz = _offset_gap(oz, loz, hiz, g.cz)
             cz = wrap_offset(iz, oz, g.nz)
             for oy in range(max(ylo, -r), min(yhi, r) + 1):
                 if r == 1 and oy == 0 and oz == 0:
-                    continue  # the own row, scanned first
+                    continue  # the own row: ring 0
                 gy = _offset_gap(oy, loy, hiy, g.cy)
                 g2 = (gy * gy + gz * gz) * BOUND_SAFETY
                 worst = rd[tid, k - 1] if m == k else np.inf
                 if g2 > worst:
                     continue
                 row = cell_id(0, wrap_offset(iy, oy, g.ny), cz, g)
-                xa = max(xlo, -r)
-                xb = min(xhi, r)
+                xa = max(xlo, -ring)
+                xb = min(xhi, ring)
                 # cells at the row's ends beyond the k-th distance are left out
                 while xa < 0 and g2 + _sq(_offset_gap(xa, lox, hix, g.cx)) * BOUND_SAFETY > worst:
                     xa += 1
                 while xb > 0 and g2 + _sq(_offset_gap(xb, lox, hix, g.cx)) * BOUND_SAFETY > worst:
                     xb -= 1
-                if abs(oy) == r or abs(oz) == r:  # the whole row lies in ring r
-                    if xa <= xb:
-                        m = _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xa, xb, si, dim, space, k, m,
+                # rows with |oy| or |oz| = r (and ring 0) lie wholly in the ring, the others
+                # only with their two end cells
+                whole = r <= 1 or abs(oy) == r or abs(oz) == r
+                for part in range(1 if whole else 2):
+                    lo = xa
+                    hi = xb
+                    if not whole:
+                        lo = -r if part == 0 else r
+                        hi = lo
+                        if (part == 0 and xa != -r) or (part == 1 and xb != r):
+                            continue
+                    if lo <= hi:
+                        m = _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, lo, hi, si, dim, space, k, m,
                                           tid, rs, rk, rd)  # fmt: skip
-                else:  # only the row's two end cells are in ring r
-                    if xa == -r:
-                        m = _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xa, xa, si, dim, space, k, m,
-                                          tid, rs, rk, rd)  # fmt: skip
-                    if xb == r:
-                        m = _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xb, xb, si, dim, space, k, m,
-                                          tid, rs, rk, rd)  # fmt: skip
-        if m == k:
+        if m == k and r >= 1:
             bound = min(r * g.cx + min(lox, hix), r * g.cy + min(loy, hiy))
             if dim == 3:
                 bound = min(bound, r * g.cz + min(loz, hiz))
