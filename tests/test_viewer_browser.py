@@ -209,12 +209,15 @@ def test_invalid_value_shows_an_error(open_page):
 
 
 def test_predator_on_makes_caught_rise(open_page):
-    # a faster predator with a larger catch radius: a catch within seconds even on a slow machine
+    # a faster predator with a larger catch radius that turns fast enough to reach its target
+    # (at 3 x 180 units/s and the default 60 deg/s its turning circle is ~500 units across the
+    # 960 x 540 screen, and it could circle a bird for a long time): a catch within seconds
     page = open_page(
         query(
-            "starlings-2d", "agents.n=150", "predator.speed=3", "predator.catch_radius=40", "predator.min_remaining=0"
+            "starlings-2d", "agents.n=150", "predator.speed=3", "predator.catch_radius=40", "predator.min_remaining=0",
+            "predator.max_turn_deg=720",
         )
-    )
+    )  # fmt: skip
     assert hook(page, "status")["caught"] == 0
     page.check("#basic-predator")
     wait(page, "flocksim.params.predator.enabled === true")

@@ -256,9 +256,9 @@ def test_pointer_attract_turns_the_flock_toward_the_point(client):
         point = start.positions[: start.n_agents].mean(axis=0) + np.array([200.0, 0.0])
         send(ws, type="pointer", mode="attract", x=float(point[0]), y=float(point[1]))
         (session,) = server_of(client).sessions
-        for _ in range(40):
+        for _ in range(400):  # 1 s of simulated time: up to a 90 degree turn at the default rate
             later = frame(ws)
-            if later.step >= start.step + 30:
+            if later.step >= start.step + 60:
                 break
         pointer = next(c for c in session.sim.components if c.name == "pointer")
         assert pointer.mode == "attract"
