@@ -32,19 +32,25 @@ from flocksim.metrics.starlings import (
     repetition_index,
     speed_fluctuation,
 )
+from flocksim.params import FRAME
 from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
+from flocksim.space import displacement_array
 
 PRESETS = {2: "starlings-2d", 3: "starlings-3d"}
 
 
 @dataclass(frozen=True)
 class Condition:
-    """One setting of an experiment: a dimension, a label and parameter overrides."""
+    """One setting of an experiment: a dimension, a label, parameter overrides and the preset they
+    apply to (default: the starlings preset of the dimension)."""
 
     dim: int
     label: str
     overrides: tuple[str, ...] = ()
+    preset: str = ""
+    measure: Callable[[RunSpec], dict[str, float]] | None = None
+    """Measures this condition instead of the experiment's ``measure``."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +79,16 @@ def make_sim(spec: RunSpec, n: int, extra: tuple[str, ...] = ()) -> Simulation:
     (fewer in quick mode). Results do not depend on the thread count."""
     n_birds = min(n, 80) if spec.quick else n
     overrides = [f"agents.n={n_birds}", *spec.condition.overrides, *extra]
-    params = apply_overrides(load_preset(PRESETS[spec.condition.dim]), overrides)
+    preset = spec.condition.preset or PRESETS[spec.condition.dim]
+    params = apply_overrides(load_preset(preset), overrides)
     return Simulation(params, seed=spec.seed)
+
+
+def twin(sim: Simulation) -> Simulation:
+    """A second simulation in exactly the state of ``sim`` (components, clock and generator included)."""
+    other = Simulation(sim.params, seed=sim.seed)
+    other.restore(sim.checkpoint())
+    return other
 
 
 def seconds(spec: RunSpec, full: float, quick: float = 3.0) -> float:
@@ -174,24 +188,114 @@ def measure_turn(spec: RunSpec) -> dict[str, float]:
     extra = ("turning.enabled=false", "agents.init.kind=aligned")
     base = make_sim(spec, 500, extra)
     base.step(steps_of(base, seconds(spec, 20.0, 2.0)))
-    twin = make_sim(spec, 500, extra)
-    if base.components:  # the state and the clock must be the whole run for the twin to be exact
-        raise RuntimeError("turn-propagation: twins need a run without components")
-    twin.state = base.state.copy()
-    twin.steps = base.steps
+    turned = twin(base)
     center = int(base.state.ids[base.state.alive][0])
     count = min(10, base.state.n_alive)
-    twin.perturb_turn(center_id=center, count=count, angle_deg=60.0)
+    turned.perturb_turn(center_id=center, count=count, angle_deg=60.0)
     out = {"polarization": polarization(alive_pv(base)[1])}
     done = 0.0
     for delay in TURN_DELAYS:
         if delay > done:
             n = steps_of(base, delay - done)
             base.step(n)
-            twin.step(n)
+            turned.step(n)
             done = delay
-        change = heading_angle(mean_heading(alive_pv(base)[1]), mean_heading(alive_pv(twin)[1]))
+        change = heading_angle(mean_heading(alive_pv(base)[1]), mean_heading(alive_pv(turned)[1]))
         out[f"dheading_{delay:g}s_deg"] = change
+    return out
+
+
+WAVE_ARRIVAL_DEG = 1.0
+"""A turn has reached a bird when its heading differs by this much from its twin's (the unturned run)."""
+
+
+def angles_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Angle [rad] between the rows of two (N, dim) arrays of vectors: atan2(|a x b|, a . b)."""
+    a3 = np.zeros((len(a), 3))
+    b3 = np.zeros((len(b), 3))
+    a3[:, : a.shape[1]] = a
+    b3[:, : b.shape[1]] = b
+    cross = np.cross(a3, b3)
+    return np.arctan2(np.sqrt(np.sum(cross * cross, axis=1)), np.sum(a3 * b3, axis=1))
+
+
+def neighbour_second_moment(sim: Simulation) -> np.ndarray:
+    """M = mean over living birds i of the mean over i's neighbours j of r_ij r_ij^T [units^2], (dim, dim)."""
+    s = sim.state
+    nbrs = sim.neighbors()
+    counts = nbrs.counts
+    rows = np.repeat(np.arange(s.n), counts)
+    keep = s.alive[rows]
+    d = displacement_array(s.position[rows[keep]], s.position[nbrs.index[keep]], sim.model.space)
+    weight = 1.0 / counts[rows[keep]]
+    return (d * weight[:, None]).T @ d / max(int(s.alive.sum()), 1)
+
+
+def linear_wave_speed(sim: Simulation, direction: np.ndarray) -> np.ndarray:
+    """Speed [units/s] of a small turn along unit ``direction`` rows in the linearised inertial spin model.
+
+    Small heading angles phi about one axis obey, per frame, chi phi'' + eta phi' = J mean_j (phi_j - phi_i)
+    ~ (J/2) e.M.e d^2 phi/dx^2 along e, with M = :func:`neighbour_second_moment`: an underdamped turn
+    travels at c = sqrt(J e.M.e / (2 chi)) units per frame.
+    """
+    a = sim.params.rules.alignment
+    coupling = a.coupling * a.weight
+    m = neighbour_second_moment(sim)
+    eme = np.einsum("ij,jk,ik->i", direction, m, direction)
+    return np.sqrt(coupling * eme / (2.0 * a.chi)) / FRAME
+
+
+def fit_power(r: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
+    """Least squares t = a + b r^alpha over alpha in [0.5, 3] (step 0.01): (alpha, a, b)."""
+    best = (math.inf, math.nan, math.nan, math.nan)
+    for alpha in np.arange(0.5, 3.0001, 0.01):
+        x = r**alpha
+        design = np.stack([np.ones_like(x), x], axis=1)
+        coef, *_ = np.linalg.lstsq(design, t, rcond=None)
+        residual = float(np.sum((design @ coef - t) ** 2))
+        if residual < best[0]:
+            best = (residual, float(alpha), float(coef[0]), float(coef[1]))
+    return best[1], best[2], best[3]
+
+
+def measure_wave(spec: RunSpec) -> dict[str, float]:
+    """Twin runs from one flock after a warm-up: in one of them the initiators on the lateral edge turn
+    (only they are turned: ``turning.propagation = emergent``). A bird's arrival time is the first
+    time its heading differs from its twin's by WAVE_ARRIVAL_DEG; fitted against its distance r from
+    the edge bird as t = a + b r^alpha (``exponent``: 1 for a wave, 2 for diffusion) and t = a + r / c
+    (``speed``, least squares of t on r), beside the linearised inertial spin model's speed
+    (``theory_speed``, the median over the reached birds of c along the direction from the edge bird)."""
+    sim = make_sim(spec, 3000)
+    sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
+    turned = twin(sim)
+    wave = next(c for c in turned.components if c.name == "turning")
+    wave.start_wave(turned)
+    s = sim.state
+    alive = np.flatnonzero(s.alive)
+    dim = s.dim
+    offset = displacement_array(wave.origin[None, :dim], s.position[alive], sim.model.space)
+    r = np.sqrt(np.sum(offset * offset, axis=1))
+    theory = linear_wave_speed(sim, offset / np.maximum(r, 1e-300)[:, None])
+    initiator = np.isin(alive, wave.initiators)
+    arrival = np.full(len(alive), np.inf)
+    threshold = math.radians(WAVE_ARRIVAL_DEG)
+    out = {"polarization": polarization(s.velocity[alive])}
+    for t in range(steps_of(sim, seconds(spec, 3.0, 1.0))):
+        sim.step()
+        turned.step()
+        moved = angles_between(s.velocity[alive], turned.state.velocity[alive])
+        arrival[(moved >= threshold) & ~np.isfinite(arrival)] = (t + 1) * sim.dt
+    reached = np.isfinite(arrival) & ~initiator
+    out["reached"] = float(reached.sum()) / max(int((~initiator).sum()), 1)
+    out["flock_turn_deg"] = heading_angle(mean_heading(s.velocity[alive]), mean_heading(turned.state.velocity[alive]))
+    sel = reached & (r > r[initiator].max(initial=0.0))
+    if sel.sum() >= 10:
+        out["exponent"] = fit_power(r[sel], arrival[sel])[0]
+        out["speed"] = 1.0 / float(np.polyfit(r[sel], arrival[sel], 1)[0])  # distances are exact, times noisy
+        out["theory_speed"] = float(np.median(theory[sel]))
+    else:
+        out |= {"exponent": math.nan, "speed": math.nan, "theory_speed": math.nan}
+    out["speed_ratio"] = out["speed"] / out["theory_speed"]
     return out
 
 
@@ -210,6 +314,8 @@ def _both(labels: dict[str, tuple[str, ...]]) -> tuple[Condition, ...]:
     return tuple(Condition(dim, label, overrides) for dim in (2, 3) for label, overrides in labels.items())
 
 
+WAVE_PRESET = "starlings-3d-waves"
+WAVE = ("turning.mean_interval=1e9",)  # no turn but the one the experiment starts
 SPIN = "rules.alignment.mode=inertial-spin"
 BASIC = "rules.alignment.mode=basic"
 TOPO = "neighbors.mode=topological"
@@ -281,7 +387,13 @@ EXPERIMENTS: dict[str, Experiment] = {
             "10 of 500 birds (bird 0 and its 9 nearest) turned 60 degrees left after a 20 s warm-up from an "
             "aligned start (spontaneous turns off): angle [deg] between the mean headings of the turned run and of its "
             "unturned twin, right after the turn and 1, 3, 10 s later.",
-            _both({"inertial-spin": (SPIN,), "basic": (BASIC,)}),
+            (
+                *_both({"inertial-spin": (SPIN,), "basic": (BASIC,)}),
+                Condition(3, "wave: underdamped", WAVE, WAVE_PRESET, measure_wave),
+                Condition(
+                    3, "wave: overdamped (eta = chi)", (*WAVE, "rules.alignment.eta=0.25"), WAVE_PRESET, measure_wave
+                ),
+            ),
             measure_turn,
             {(d, "inertial-spin"): "about 1 degree" for d in (2, 3)},
         ),
@@ -318,7 +430,7 @@ def run_specs(name: str, seeds: list[int], quick: bool) -> list[RunSpec]:
 
 def run_one(spec: RunSpec) -> list[dict[str, object]]:
     """Tidy rows of one run."""
-    values = EXPERIMENTS[spec.experiment].measure(spec)
+    values = (spec.condition.measure or EXPERIMENTS[spec.experiment].measure)(spec)
     return [
         {
             "experiment": spec.experiment,

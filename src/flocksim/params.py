@@ -251,8 +251,8 @@ class Alignment(Strict):
     per agent; torque tau = mean over neighbours of h_i x h_j (unit headings;
     2D: its z component is the mean of sin(theta_j - theta_i)); per frame
     s <- s + J tau - (eta/chi) s with J = coupling x weight; the velocity turns
-    at omega = s/chi (rad per frame, |omega| <= max_turn) and its speed relaxes
-    toward max_speed at ``speed_restore``. Per step of world.dt the frame update
+    at omega = s/chi (rad per frame, |omega| <= max_turn); no alignment force
+    keeps the speed up, which ``rules.cruise`` does. Per step of world.dt the frame update
     is scaled by f = world.dt / (1/60 s): s <- s + f (J tau - (eta/chi) s), turn
     angle f omega. Coefficients chi, eta, coupling and max_turn are in seed
     003's frame units (1 frame = 1/60 s).
@@ -275,8 +275,22 @@ class Alignment(Strict):
     max_turn: float = quantity(
         0.35, "rad/frame", "Largest angular velocity |omega| of inertial-spin (seed 003: 0.35)", gt=0.0, le=3.14159
     )
-    speed_restore: float = quantity(
-        1.0, "1/s", "Rate at which inertial-spin relaxes a speed below max_speed toward it", ge=0.0, le=1e6
+
+
+class Cruise(Strict):
+    """Speed control: a speed below the cruise speed relaxes toward it.
+
+    Per step of world.dt: speed += (cruise - speed) x min(restore x dt, 1) when speed < cruise =
+    ``speed`` x agents.max_speed; the direction is kept. Reynolds' steering forces slow a bird
+    down whenever a rule's desired direction differs from its heading (the force toward
+    max_speed x d has a component against v), and inertial-spin alignment has no force that
+    speeds it up again: without this control such flocks sink to min_speed. Birds hold a cruise
+    speed by a force along their heading (Hildenbrandt et al. 2010).
+    """
+
+    speed: float = quantity(1.0, "x agents.max_speed", "Cruise speed", gt=0.0, le=1.0)
+    restore: float = quantity(
+        0.0, "1/s", "Rate at which a speed below the cruise speed relaxes to it (0 = off)", ge=0.0, le=1e6
     )
 
 
@@ -395,18 +409,28 @@ class Rules(Strict):
     """Steering rules and how their forces combine (SPEC 3.4).
 
     ``reynolds``: every rule's desired direction d becomes
-    limit(max_speed * d/|d| - v, max_force) (zero when d = 0); weighted
-    forces are summed and the sum is not clamped again (seed 002).
-    ``clamped-sum``: raw forces (separation vector, mean(v_j) - v,
-    mean(p_j) - p, desired velocity - v) are weighted, summed and the sum is
-    clamped to max_force (seed 000). The wall push is an acceleration added
-    as is in both.
+    limit((max_speed * d/|d| - v) / response_time, max_force) (zero when
+    d = 0); weighted forces are summed and the sum is not clamped again.
+    ``clamped-sum``: raw forces (separation vector, (mean(v_j) - v) /
+    response_time, mean(p_j) - p, (desired velocity - v) / response_time) are
+    weighted, summed and the sum is clamped to max_force. The wall push is an
+    acceleration added as is in both.
     """
 
     steering: Literal["reynolds", "clamped-sum"] = choice("reynolds", "Steering convention: reynolds | clamped-sum.")
+    response_time: float = quantity(
+        1.0,
+        "s",
+        "Time over which a rule asks for its velocity change: every velocity difference (desired - v, "
+        "mean(v_j) - v) is divided by it to give an acceleration; 1 s for rules written per second, one "
+        "frame (1/60 s) for rules written per displayed frame",
+        ge=1e-6,
+        le=1e6,
+    )
     separation: Separation = Field(default_factory=Separation, description="Separation rule.")
     alignment: Alignment = Field(default_factory=Alignment, description="Alignment rule.")
     cohesion: Cohesion = Field(default_factory=Cohesion, description="Cohesion rule.")
+    cruise: Cruise = Field(default_factory=Cruise, description="Speed control toward a cruise speed.")
     seek: Seek = Field(default_factory=Seek, description="Target seek rule.")
     bounds: BoundsRule = Field(default_factory=BoundsRule, description="Soft-wall rule.")
     avoid: Avoid = Field(default_factory=Avoid, description="Obstacle avoidance rule.")
@@ -471,11 +495,14 @@ class SpontaneousTurning(Strict):
     due while the previous wave still runs waits for its end) the bird farthest
     out on a random lateral side of the flock (relative to its mean heading;
     3D: a horizontal side, up = +y) and its nearest ``initiators - 1`` birds
-    start turning inward. Every other bird starts the same turn after a delay
-    = its distance from that edge bird / (signal_speed x max_speed). Every bird
-    turns about the same axis at ``turn_rate_deg`` until it has turned
-    ``angle_deg``; the steering rules keep acting. The start times are imposed,
-    not emergent.
+    start turning inward. With ``propagation = "imposed"`` every other bird
+    starts the same turn after a delay = its distance from that edge bird /
+    (signal_speed x max_speed); every turning bird turns about the same axis at
+    ``turn_rate_deg`` until it has turned ``angle_deg``; the steering rules keep
+    acting. Those start times are imposed, not emergent. With ``propagation =
+    "emergent"`` only the initiators are turned: the others turn if and when
+    their rules make them (with underdamped inertial-spin alignment the turn
+    crosses the flock as a wave, as Attanasi et al. 2014 observed).
     """
 
     enabled: bool = Field(False, description="Start spontaneous turns; allowed: true | false.")
@@ -485,6 +512,11 @@ class SpontaneousTurning(Strict):
     initiators: int = quantity(10, "agents", "Birds on the lateral edge that start a turn", ge=1, le=1_000_000)
     signal_speed: float = quantity(
         2.5, "x agents.max_speed", "Speed at which the start of the turn spreads from the edge", gt=0.0, le=1e6
+    )
+    propagation: Literal["imposed", "emergent"] = choice(
+        "imposed",
+        "How the turn reaches the other birds: imposed (start delayed by distance / signal speed) | emergent "
+        "(only the initiators are turned; the rest follow through their rules).",
     )
 
 
