@@ -49,7 +49,8 @@ def test_predator_experiment_counts_catches():
     caught = {(r["dim"], r["condition"]): r["value"] for r in rows if r["metric"] == "caught"}
     assert len(per_min) == 6
     for key, rate in per_min.items():
-        assert rate == pytest.approx(caught[key] * 60 / 5.0)  # quick: 5 simulated seconds
+        assert rate == pytest.approx(caught[key] * 60 / 20.0)  # quick: 20 simulated seconds
+    assert sum(caught.values()) >= 3, caught  # a smoke check that can fail: the predators do catch
 
 
 def test_turn_propagation_first_change_is_about_the_turned_share():
@@ -72,6 +73,14 @@ def test_summarize_mean_sd_count():
     ]
     (row,) = summarize(rows)
     assert row["mean"] == 2.0 and row["sd"] == 1.0 and row["n"] == 3
+
+
+def test_format_value_gives_sd_and_the_t_interval():
+    # mean 2, sd 1, 3 runs: t(0.975, 2 dof) = 4.3027, half width 4.3027 / sqrt(3) = 2.4842
+    assert format_value(2.0, 1.0, 3) == "2.00 ± 1.00 [-0.48, 4.48]"
+    assert format_value(123.4, 5.0, 10) == "123 ± 5 [120, 127]"  # 2.2622 x 5 / sqrt(10) = 3.58
+    assert format_value(0.5, 0.0, 1) == "0.500"
+    assert format_value(math.nan, 0.0, 3) == "n/a"
 
 
 def test_list_and_help(runner):

@@ -1,4 +1,8 @@
-"""The experiments seed 003 reports (SPEC 5.6), runnable headless: ``flocksim experiment NAME``.
+"""Starling experiments, runnable headless: ``flocksim experiment NAME`` (docs/starlings.md).
+
+They repeat the measurements that the web murmuration simulator whose model the starling
+presets follow reports about itself (the "reference simulator" of docs/starlings.md), and add
+the propagation of a turn through a flock (Attanasi et al. 2014).
 
 Each experiment is a set of conditions (a dimension and a few parameter
 overrides of the starlings presets) run over seeds; each run returns named
@@ -8,7 +12,7 @@ count per (dim, condition, metric). ``quick`` runs use few birds and a few
 simulated seconds (for tests and smoke checks), not the numbers to report.
 
 Definitions of the measures are in :mod:`flocksim.metrics.starlings`; the
-choices made where seed 003 does not say (durations, warm-up, which options
+choices made where the reference simulator does not say (durations, warm-up, which options
 are on) are in each experiment's ``about`` text and in docs/starlings.md.
 """
 
@@ -68,7 +72,7 @@ class Experiment:
     conditions: tuple[Condition, ...]
     measure: Callable[[RunSpec], dict[str, float]]
     reported: dict[tuple[int, str], str] = field(default_factory=dict)
-    """What seed 003 reports for a (dim, condition), as text for the table."""
+    """What the reference simulator reports for a (dim, condition), as text for the table."""
 
 
 # ------------------------------------------------------------------ helpers
@@ -133,7 +137,7 @@ PANIC = {
 
 def measure_predator(spec: RunSpec) -> dict[str, float]:
     sim = make_sim(spec, 500, ("predator.enabled=true",))
-    duration = seconds(spec, 240.0, 5.0)
+    duration = seconds(spec, 240.0, 20.0)
     sim.step(steps_of(sim, duration))
     return {"catch_per_min": catch_rate(sim.caught, sim.time), "caught": float(sim.caught)}
 
@@ -384,9 +388,14 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         Experiment(
             "turn-propagation",
-            "10 of 500 birds (bird 0 and its 9 nearest) turned 60 degrees left after a 20 s warm-up from an "
-            "aligned start (spontaneous turns off): angle [deg] between the mean headings of the turned run and of its "
-            "unturned twin, right after the turn and 1, 3, 10 s later.",
+            "Twin runs, one of them turned. Presets: 10 of 500 birds (bird 0 and its 9 nearest) turned 60 degrees "
+            "left after a 20 s warm-up from an aligned start (spontaneous turns off): angle [deg] between the mean "
+            "headings of the turned run and of its unturned twin, right after the turn and 1, 3, 10 s later. "
+            "Waves: starlings-3d-waves (3000 birds, open sky), after a 10 s warm-up its 10 edge birds start a "
+            "90-degree turn and nobody else is turned; a bird is reached when its heading is 1 degree from its "
+            "twin's; arrival time t against distance r from the edge bird, fitted as t = a + b r^exponent "
+            "(1: a wave, 2: diffusion) and t = a + r / speed, beside the linearised model's speed "
+            "(docs/models.md); underdamped (eta 0.02) and overdamped (eta = chi = 0.25); 3 s.",
             (
                 *_both({"inertial-spin": (SPIN,), "basic": (BASIC,)}),
                 Condition(3, "wave: underdamped", WAVE, WAVE_PRESET, measure_wave),
@@ -507,24 +516,39 @@ def write_csv(rows: list[dict[str, object]], handle) -> None:
         writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
 
 
+def mean_interval(mean: float, sd: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Student-t confidence interval of a mean over n independent runs (NaN for n < 2)."""
+    if n < 2 or not math.isfinite(mean):
+        return math.nan, math.nan
+    from scipy.stats import t
+
+    half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
 def format_value(mean: float, sd: float, n: int) -> str:
-    """'mean ± sd' with 3 significant digits for the mean and the sd at the mean's last digit."""
+    """'mean ± sd [95 % confidence interval of the mean]', 3 significant digits for the mean and
+    the others at the mean's last digit; just the mean for one run."""
     if not math.isfinite(mean):
         return "n/a"
     digits = max(0, 2 - math.floor(math.log10(abs(mean)))) if mean != 0 else 3
-    return f"{mean:.{digits}f} ± {sd:.{digits}f}" if n > 1 else f"{mean:.{digits}f}"
+    if n < 2:
+        return f"{mean:.{digits}f}"
+    low, high = mean_interval(mean, sd, n)
+    return f"{mean:.{digits}f} ± {sd:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def summary_table(name: str, summary: list[dict[str, object]], seeds: int):
-    """A rich table: one line per (dim, condition), one column per metric (mean ± sd over seeds),
-    and what seed 003 reports."""
+    """A rich table: one line per (dim, condition), one column per metric (mean ± sd over seeds and the
+    95 % confidence interval of the mean),
+    and what the reference simulator reports."""
     from rich.table import Table
 
     experiment = EXPERIMENTS[name]
     metrics = list(dict.fromkeys(str(s["metric"]) for s in summary))
-    title = f"{name} ({seeds} seeds, mean ± sd)" if seeds > 1 else f"{name} (1 seed)"
+    title = f"{name} ({seeds} seeds, mean ± sd [95 % CI of the mean])" if seeds > 1 else f"{name} (1 seed)"
     table = Table(title=title, title_justify="left")
-    for column in ("dim", "condition", *metrics, "seed 003 reports"):
+    for column in ("dim", "condition", *metrics, "reference reports"):
         table.add_column(column)
     cells: dict[tuple[int, str], dict[str, str]] = {}
     for s in summary:

@@ -474,7 +474,11 @@ class Predator(Strict):
     min_remaining: int = quantity(20, "agents", "No catch while this many birds or fewer remain", ge=0, le=50_000_000)
     detection: float = quantity(100.0, "units", "Birds closer than this react to the predator", ge=0.0, le=1e9)
     flee_weight: float = quantity(
-        3.0, "", "Weight of fleeing; the flee force also scales with 1 - distance/detection", ge=0.0, le=1e6
+        1.0,
+        "",
+        "Weight of fleeing, a steering rule like the others; the force also scales with 1 - distance/detection",
+        ge=0.0,
+        le=1e6,
     )
     flee_speed: float = quantity(
         1.3,
