@@ -174,10 +174,15 @@ def measure_shape(spec: RunSpec) -> dict[str, float]:
 def measure_speed(spec: RunSpec) -> dict[str, float]:
     sim = make_sim(spec, 500)
     sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
-    values = []
+    agents = sim.params.agents
+    fluctuation, mean, at_min = [], [], []
     for _ in sample(sim, seconds(spec, 60.0, 3.0), 0.5):
-        values.append(speed_fluctuation(alive_pv(sim)[1]))
-    return {"speed_var_rel": nanmean(values)}
+        v = alive_pv(sim)[1]
+        speed = np.sqrt(np.sum(v * v, axis=1))
+        fluctuation.append(speed_fluctuation(v))
+        mean.append(float(speed.mean()) / agents.max_speed)
+        at_min.append(float(np.mean(speed < 1.01 * agents.min_speed)))
+    return {"speed_var_rel": nanmean(fluctuation), "mean_speed_rel": nanmean(mean), "at_min_speed": nanmean(at_min)}
 
 
 TURN_DELAYS = (0.0, 1.0, 3.0, 10.0)
@@ -380,9 +385,16 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         Experiment(
             "speed-fluctuation",
-            "var(|v_i|) / mean(|v_i|)^2 averaged over samples every 0.5 s (10 s warm-up, 60 s), 500 birds, "
-            "presets' defaults and basic alignment.",
-            _both({"defaults (inertial-spin)": (), "basic alignment": (BASIC,)}),
+            "var(|v_i|) / mean(|v_i|)^2, mean speed / max_speed and the fraction of birds within 1 % of min_speed, "
+            "averaged over samples every 0.5 s (10 s warm-up, 60 s), 500 birds: presets' defaults, basic alignment, "
+            "and the model before the speed fix (rule velocity differences per second, no cruise control).",
+            _both(
+                {
+                    "defaults (inertial-spin)": (),
+                    "basic alignment": (BASIC,),
+                    "before the fix": ("rules.response_time=1.0", "rules.cruise.restore=0.0"),
+                }
+            ),
             measure_speed,
             {(d, "defaults (inertial-spin)"): "about 0.002 (field: about 0.005)" for d in (2, 3)},
         ),
