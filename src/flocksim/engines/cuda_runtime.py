@@ -92,13 +92,33 @@ class _LazyKernel:
             self._jitted = self._cuda.jit(source)
         return self._jitted
 
-    def __getitem__(self, config: tuple[int, int]) -> Any:
-        return self.jitted[config]
+    def __getitem__(self, config: tuple[int, int]) -> Callable[..., None]:
+        launcher = self.jitted[config]
+
+        def launch(*args: Any) -> None:
+            if LAUNCHES is not None:
+                LAUNCHES.setdefault(self.fn, set()).add(tuple(argument_spec(a) for a in args))
+            launcher(*args)
+
+        return launch
 
     def launch(self, n: int, *args: Any) -> None:
         """Run with one thread per item 0..n-1 (nothing for n = 0)."""
         if n > 0:
-            self.jitted[blocks(n), BLOCK](*args)
+            self[blocks(n), BLOCK](*args)
+
+
+LAUNCHES: dict[Callable, set[tuple]] | None = None
+"""When a dict: every kernel launch records its argument types here (kernel function -> specs
+from :func:`argument_spec`), so that tests can compile each kernel as it was launched."""
+
+
+def argument_spec(value: Any) -> Any:
+    """A picklable stand-in with the numba type of a kernel argument: arrays become
+    ("array", dtype, ndim); tuples and scalars stay as they are."""
+    if hasattr(value, "dtype") and getattr(value, "ndim", 0) > 0:
+        return ("array", str(value.dtype), int(value.ndim))
+    return value
 
 
 def blocks(n: int, threads: int = BLOCK) -> int:
