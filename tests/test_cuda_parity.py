@@ -9,10 +9,10 @@ Neighbour rows must equal the CPU brute-force reference exactly.
 
 from __future__ import annotations
 
-import cuda_sim  # noqa: F401  (before numba.cuda is imported: the simulator)
 import numpy as np
 import pytest
 
+import cuda_sim
 from flocksim import Simulation, apply_overrides, load_preset
 from flocksim.config import validate
 from flocksim.engines.cpu import CpuEngine

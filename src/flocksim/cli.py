@@ -138,7 +138,9 @@ def run(
     precision: Annotated[
         str | None, typer.Option(help="With --out: float32 (default) | float64 for positions and velocities.")
     ] = None,
-    engine: Annotated[str, typer.Option(help="Engine: cpu.")] = "cpu",
+    engine: Annotated[
+        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
+    ] = "cpu",
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads (default: NUMBA_NUM_THREADS or all cores).")
     ] = None,

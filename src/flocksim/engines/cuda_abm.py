@@ -98,8 +98,9 @@ def _metric_cells(xs, ys, zs, hxs, hys, hzs, qxs, qys, qzs, order, cell, cell_st
                     dx = (xs[s] - xi) - shifts[0, r, 0]
                     dy = (ys[s] - yi) - shifts[0, r, 1]
                     dz = (zs[s] - zi) - shifts[0, r, 2]
-                    acc = abm_accumulate_fixed(acc, to_fixed(dx, d), to_fixed(dy, d), to_fixed(dz, d),
-                                               dx * dx + dy * dy + dz * dz, qxs[s], qys[s], qzs[s], s != si, c)  # fmt: skip
+                    d2 = dx * dx + dy * dy + dz * dz
+                    acc = abm_accumulate_fixed(acc, to_fixed(dx, d), to_fixed(dy, d), to_fixed(dz, d), d2, qxs[s],
+                                               qys[s], qzs[s], s != si, c)  # fmt: skip
         hx, hy, hz = abm_finish_fixed(hxs[si], hys[si], hzs[si], acc, c, scales)
         heading[si, 0] = hx
         heading[si, 1] = hy

@@ -22,7 +22,7 @@ BLOCK = 128
 INSTALL_HINT = "pip install 'flocksim[cuda]'"
 
 
-class CudaUnavailable(ValueError):
+class CudaUnavailableError(ValueError):
     """engine="cuda" cannot run here; the message names what is missing."""
 
 
@@ -54,7 +54,7 @@ def cuda_problem() -> str | None:
             cuda.current_context()
         except Exception as exc:
             detail = " ".join(str(exc).split())
-    reason = detail or "no CUDA-capable GPU was found"
+    reason = detail.rstrip(" :.") or "no CUDA-capable GPU was found"
     return (
         f"engine cuda: no usable NVIDIA GPU ({reason}); it needs an NVIDIA GPU with its driver, "
         "or NUMBA_ENABLE_CUDASIM=1 for numba-cuda's simulator (slow: for tests); allowed engines here: cpu"
@@ -62,10 +62,10 @@ def cuda_problem() -> str | None:
 
 
 def require_cuda() -> None:
-    """Raise :class:`CudaUnavailable` (one line naming what is missing) unless the engine can run."""
+    """Raise :class:`CudaUnavailableError` (one line naming what is missing) unless the engine can run."""
     problem = cuda_problem()
     if problem is not None:
-        raise CudaUnavailable(problem)
+        raise CudaUnavailableError(problem)
 
 
 def kernel(fn: Callable) -> Any:

@@ -24,10 +24,10 @@ from numba import cuda
 
 from flocksim.engines.cuda_runtime import kernel
 from flocksim.neighbors.coherent import MAX_RUNS, _pair_d2, _scan_metric, block_runs, knn_search, narrowed_knn_width
+from flocksim.neighbors.cuda_scan import alive_bounds, exclusive_scan, total
 from flocksim.neighbors.grid import GridGeometry, cell_coords, cell_id, geometry_from_bounds
 from flocksim.neighbors.knn import knn_width_from_bounds
 from flocksim.neighbors.pairs import sort_row
-from flocksim.neighbors.cuda_scan import alive_bounds, exclusive_scan, total
 from flocksim.space import PERIODIC, Space
 
 

@@ -109,7 +109,7 @@ def geometry_from_bounds(
 
 @device
 def axis_cell(x, origin, width, count):
-    c = int(math.floor((x - origin) / width))  # int(): numba-cuda's floor returns a float
+    c = int(math.floor((x - origin) / width))  # noqa: RUF046 (numba-cuda's floor returns a float)
     if c < 0:
         return 0
     if c >= count:
