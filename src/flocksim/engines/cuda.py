@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from flocksim.engines import cuda_frames
 from flocksim.engines.cuda_abm import CudaAbmStepper
 from flocksim.engines.cuda_models import (
     constant_speed_moves,
@@ -189,6 +190,29 @@ class CudaEngine:
         start, index = device_neighbor_lists(d.position, d.alive, d.n, d.dim, d.n_alive, self.model.space, q.mode,
                                              q.radius, q.k, q.method)  # fmt: skip
         return to_host(start, index, d.n)
+
+    # What the viewer asks of a flock on the GPU (engines/cuda_frames.py): small results only.
+
+    def _arrays(self, state: FlockState) -> DeviceArrays:
+        return device_arrays(self._device_state(state)[0])
+
+    def agent_bounds(self, state: FlockState) -> tuple[np.ndarray, np.ndarray, int]:
+        return cuda_frames.agent_bounds(self._arrays(state))
+
+    def quantized_agents(self, state: FlockState, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return cuda_frames.quantized_agents(self._arrays(state), lo, hi)
+
+    def state_is_finite(self, state: FlockState) -> bool:
+        return cuda_frames.all_finite(self._arrays(state))
+
+    def heading_sum(self, state: FlockState) -> np.ndarray:
+        return cuda_frames.heading_sum(self._arrays(state))
+
+    def nearest_rows(self, state: FlockState, point: np.ndarray, k: int) -> np.ndarray:
+        return cuda_frames.nearest_rows(self._arrays(state), self.model.space, point, k)
+
+    def row_position(self, state: FlockState, row: int) -> np.ndarray:
+        return cuda_frames.row_position(self._arrays(state), row)
 
     def step(self, state: FlockState, dt: float) -> None:
         """Advance ``state`` in place by one step (on the GPU; see :meth:`attach`)."""

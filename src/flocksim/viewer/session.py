@@ -413,7 +413,12 @@ class ViewerSession:
             sim.step()
         self._rate.tick()
         state = sim.state
-        if not (np.isfinite(state.position).all() and np.isfinite(state.velocity).all()):
+        on_gpu = getattr(sim.engine, "state_is_finite", None)  # checked on the GPU: no copy (docs/gpu.md)
+        if on_gpu is not None:
+            finite = on_gpu(state)
+        else:
+            finite = np.isfinite(state.position).all() and np.isfinite(state.velocity).all()
+        if not finite:
             raise FloatingPointError(f"NaN or inf in the state after step {sim.steps}; reset or change parameters")
 
     def _mean_neighbors(self, sim: Simulation) -> float:
