@@ -19,6 +19,7 @@ import pytest
 
 import cuda_sim
 from flocksim import Simulation, apply_overrides, load_preset
+from flocksim.viewer.protocol import encode_frame
 
 pytestmark = [pytest.mark.cuda_sim, cuda_sim.needs_numba_cuda]
 
@@ -36,12 +37,12 @@ RUNS = [
 
 
 def kernels_of_engine() -> set[tuple[str, str]]:
-    from flocksim.engines import cuda_abm, cuda_models
+    from flocksim.engines import cuda_abm, cuda_frames, cuda_models
     from flocksim.engines.cuda_runtime import _LazyKernel
     from flocksim.neighbors import cuda_brute, cuda_grid, cuda_scan
 
     found = set()
-    for module in (cuda_abm, cuda_models, cuda_brute, cuda_grid, cuda_scan):
+    for module in (cuda_abm, cuda_frames, cuda_models, cuda_brute, cuda_grid, cuda_scan):
         for value in vars(module).values():
             if isinstance(value, _LazyKernel):
                 found.add((value.fn.__module__, value.fn.__name__))
@@ -57,6 +58,8 @@ def test_every_kernel_compiles_to_ptx(tmp_path: Path) -> None:
             sim = Simulation(apply_overrides(load_preset(preset), overrides), seed=1, engine="cuda")
             sim.step(1)
             sim.neighbors()
+            encode_frame(sim, 0, layout="q16", selected=0)  # the viewer's GPU side (engines/cuda_frames.py)
+            assert sim.engine.state_is_finite(sim.state)
         launches = {(fn.__module__, fn.__name__): specs for fn, specs in cuda_runtime.LAUNCHES.items()}
     finally:
         cuda_runtime.LAUNCHES = None

@@ -15,26 +15,21 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from flocksim.engines.cpu_abm import sum_run_2d
+from flocksim.engines.cpu_abm import gather_heading, knn_heading, sum_run_2d
 from flocksim.engines.cuda_runtime import kernel
-from flocksim.kernels.vector import normalize_or_zero
 from flocksim.models.abm_flocking import (
-    ABM_EMPTY,
     ABM_EMPTY_FIXED,
     AbmFlockingModel,
-    abm_accumulate,
     abm_accumulate_fixed,
-    abm_finish,
     abm_finish_fixed,
     abm_heading,
     abm_move,
     fixed_point_scales,
     to_fixed,
 )
-from flocksim.neighbors.coherent import MAX_RUNS, block_runs, full_image_axes, knn_search
+from flocksim.neighbors.coherent import MAX_RUNS, block_runs, full_image_axes
 from flocksim.neighbors.cuda_grid import DeviceGrid, build_device_grid, build_device_knn_grid, grid_metric_lists
 from flocksim.neighbors.cuda_search import device_neighbor_lists, uses_brute
-from flocksim.space import displacement
 
 
 def _headings(position, velocity, alive, start, index, dim, space, c, scales, out, counts):
@@ -60,18 +55,9 @@ def _slot_moves(position, velocity, order, heading, dim, space, speed, dt):
 
 
 def _gather_headings(velocity, dim, order, scale, hxs, hys, hzs, qxs, qys, qzs):
-    """Unit headings of the birds in slot order, as floats and in fixed point."""
     s = cuda.grid(1)
     if s < order.shape[0]:
-        i = order[s]
-        vz = velocity[i, 2] if dim == 3 else 0.0
-        hx, hy, hz = normalize_or_zero(velocity[i, 0], velocity[i, 1], vz)
-        hxs[s] = hx
-        hys[s] = hy
-        hzs[s] = hz
-        qxs[s] = to_fixed(hx, scale)
-        qys[s] = to_fixed(hy, scale)
-        qzs[s] = to_fixed(hz, scale)
+        gather_heading(s, velocity, dim, order, scale, hxs, hys, hzs, qxs, qys, qzs)
 
 
 def _metric_cells(xs, ys, zs, hxs, hys, hzs, qxs, qys, qzs, order, cell, cell_start, g, space, c, scales, heading,
@@ -113,18 +99,8 @@ def _knn_headings(xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, sp
     its new heading from them in (distance, index) order, into out[agent]."""
     si = cuda.grid(1)
     if si < order.shape[0]:
-        i = order[si]
-        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, si, rs, rk, rd)
-        acc = ABM_EMPTY
-        for u in range(m):
-            s = rs[si, u]
-            dx, dy, dz = displacement(xs[si], ys[si], zs[si], xs[s], ys[s], zs[s], space)
-            acc = abm_accumulate(acc, dx, dy, dz, rd[si, u], hxs[s], hys[s], hzs[s], c)
-        hx, hy, hz = abm_finish(hxs[si], hys[si], hzs[si], acc, c)
-        out[i, 0] = hx
-        out[i, 1] = hy
-        out[i, 2] = hz
-        counts[i] = acc[0]
+        knn_heading(si, xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k, si, rs, rk, rd, out,
+                    counts)  # fmt: skip
 
 
 headings = kernel(_headings)

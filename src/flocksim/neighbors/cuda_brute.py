@@ -19,6 +19,7 @@ import numpy as np
 from numba import cuda
 
 from flocksim.engines.cuda_runtime import kernel
+from flocksim.kernels.compile import device
 from flocksim.kernels.vector import load
 from flocksim.neighbors.cuda_scan import exclusive_scan, total
 from flocksim.neighbors.pairs import knn_insert_keyed
@@ -26,6 +27,25 @@ from flocksim.space import Space, displacement
 
 TILE = 256
 """Agents per shared-memory tile, and threads per block."""
+
+
+@device
+def own_agent(position, alive, i, dim):
+    """(alive, x, y, z) of thread i's agent; (False, 0, 0, 0) past the last agent."""
+    if i < position.shape[0]:
+        px, py, pz = load(position, i, dim)
+        return alive[i], px, py, pz
+    return False, 0.0, 0.0, 0.0
+
+
+@device
+def load_tile(position, alive, dim, j, t, tx, ty, tz, ta):
+    """Entry t of the shared tile: agent j's coordinates and alive flag (dead past the last agent)."""
+    if j < position.shape[0]:
+        tx[t], ty[t], tz[t] = load(position, j, dim)
+        ta[t] = alive[j]
+    else:
+        ta[t] = 0
 
 
 def _metric_tiles(position, alive, dim, space, radius2, start, index, write):
@@ -37,23 +57,13 @@ def _metric_tiles(position, alive, dim, space, radius2, start, index, write):
     ty = cuda.shared.array(TILE, numba.float64)
     tz = cuda.shared.array(TILE, numba.float64)
     ta = cuda.shared.array(TILE, numba.uint8)
-    mine = i < n
-    if mine:
-        mine = alive[i]
-    px = py = pz = 0.0
-    if i < n:
-        px, py, pz = load(position, i, dim)
+    mine, px, py, pz = own_agent(position, alive, i, dim)
     m = 0
     out = 0
     if write and mine:
         out = start[i]
     for base in range(0, n, TILE):
-        j = base + t
-        if j < n:
-            tx[t], ty[t], tz[t] = load(position, j, dim)
-            ta[t] = alive[j]
-        else:
-            ta[t] = 0
+        load_tile(position, alive, dim, base + t, t, tx, ty, tz, ta)
         cuda.syncthreads()
         if mine:
             for u in range(min(TILE, n - base)):
@@ -77,20 +87,10 @@ def _knn_tiles(position, alive, dim, space, k, rows, d2s, fill):
     ty = cuda.shared.array(TILE, numba.float64)
     tz = cuda.shared.array(TILE, numba.float64)
     ta = cuda.shared.array(TILE, numba.uint8)
-    mine = i < n
-    if mine:
-        mine = alive[i]
-    px = py = pz = 0.0
-    if i < n:
-        px, py, pz = load(position, i, dim)
+    mine, px, py, pz = own_agent(position, alive, i, dim)
     m = 0
     for base in range(0, n, TILE):
-        j = base + t
-        if j < n:
-            tx[t], ty[t], tz[t] = load(position, j, dim)
-            ta[t] = alive[j]
-        else:
-            ta[t] = 0
+        load_tile(position, alive, dim, base + t, t, tx, ty, tz, ta)
         cuda.syncthreads()
         if mine:
             for u in range(min(TILE, n - base)):
