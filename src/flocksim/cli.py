@@ -138,7 +138,9 @@ def run(
     precision: Annotated[
         str | None, typer.Option(help="With --out: float32 (default) | float64 for positions and velocities.")
     ] = None,
-    engine: Annotated[str, typer.Option(help="Engine: cpu.")] = "cpu",
+    engine: Annotated[
+        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
+    ] = "cpu",
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads (default: NUMBA_NUM_THREADS or all cores).")
     ] = None,
@@ -379,6 +381,9 @@ def sweep(
     steps: Annotated[int | None, typer.Option(min=1, help="Steps per run (default: the sweep file's).")] = None,
     seeds: Annotated[int | None, typer.Option(min=1, help="Seeds per parameter point (default: the file's).")] = None,
     threads: Annotated[int, typer.Option(min=1, help="numba threads per run.")] = 1,
+    engine: Annotated[
+        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
+    ] = "cpu",
     list_sweeps: Annotated[bool, typer.Option("--list", help="List the shipped sweeps and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -415,6 +420,7 @@ def sweep(
             force=force,
             threads=threads,
             console=None if quiet else err,
+            engine=engine,
         )
     except (SweepError, ConfigError, UsageError) as exc:
         fail(str(exc))

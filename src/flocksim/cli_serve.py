@@ -41,10 +41,16 @@ def serve(
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads per step (default: NUMBA_NUM_THREADS or all cores).")
     ] = None,
+    engine: Annotated[
+        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
+    ] = "cpu",
 ) -> None:
     """Serve the interactive viewer: open the printed address in a browser.
 
     Example: flocksim serve --open
+
+    On an NVIDIA GPU: flocksim serve --engine cuda --preset starlings-3d-large --max-agents 1000000
+    --set agents.n=1000000
 
     More birds, and a scene chosen by the address: flocksim serve --set agents.n=20000, then
     http://127.0.0.1:8000/?preset=boids-2d&set=agents.n%3D2000
@@ -53,9 +59,20 @@ def serve(
     import uvicorn
 
     from flocksim.cli import err, fail, out
+    from flocksim.engines import ENGINES
     from flocksim.viewer.controls import MAX_CONTROL_BYTES
     from flocksim.viewer.server import create_app, is_loopback
 
+    if engine not in ENGINES:
+        fail(f"--engine: unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
+    if engine == "cuda":
+        from flocksim.engines.cuda_runtime import cuda_problem
+
+        problem = cuda_problem()
+        if problem is not None:
+            fail(problem)
+        if threads is not None:
+            fail("--threads: only for engine cpu")
     if threads is not None and threads > numba.config.NUMBA_NUM_THREADS:
         fail(f"--threads: must be between 1 and {numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS), got {threads}")
     try:
@@ -68,6 +85,7 @@ def serve(
             threads=threads,
             host=host,
             port=port,
+            engine=engine,
         )
     except ValueError as exc:
         fail(str(exc))

@@ -78,7 +78,7 @@ class Simulation:
         self.model = make_model(params)
         self.engine = make_engine(engine, self.model, threads=threads)
         self.rng = np.random.default_rng(self.seed)
-        self.state: FlockState = self.model.initial_state(self.rng)
+        self.state = self.model.initial_state(self.rng)
         self.steps = 0
         self._in_step = False  # spawns and removals requested meanwhile wait for the step's end (SPEC 1.5)
         self._pending: list[tuple[str, Any]] = []
@@ -90,6 +90,17 @@ class Simulation:
         self.recorder = recorder
         if recorder is not None:
             recorder.start(self)
+
+    @property
+    def state(self) -> FlockState:
+        """The flock (stable-id order). An engine that keeps the state elsewhere (cuda: on the GPU)
+        is handed every state assigned here and copies arrays back when they are read."""
+        return self._state
+
+    @state.setter
+    def state(self, value: FlockState) -> None:
+        attach = getattr(self.engine, "attach", None)
+        self._state = attach(value) if attach is not None else value
 
     @property
     def dt(self) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from flocksim.engines.cpu import CpuEngine
@@ -18,7 +19,17 @@ class Engine(Protocol):
     def step(self, state: FlockState, dt: float) -> None: ...
 
 
-ENGINES: dict[str, type] = {"cpu": CpuEngine}
+def cuda_engine(model: Model, threads: int | None = None) -> Engine:
+    """The CUDA engine (numba-cuda, imported only when asked for); one clear error when it cannot run."""
+    from flocksim.engines.cuda_runtime import require_cuda
+
+    require_cuda()
+    from flocksim.engines.cuda import CudaEngine
+
+    return CudaEngine(model, threads=threads)
+
+
+ENGINES: dict[str, Callable[..., Engine]] = {"cpu": CpuEngine, "cuda": cuda_engine}
 
 
 def make_engine(name: str, model: Model, threads: int | None = None) -> Engine:

@@ -74,6 +74,14 @@ def grid_geometry(
     lo = np.zeros(dim)
     hi = np.zeros(dim)
     n_alive = alive_bounds(position, alive, lo, hi)
+    return geometry_from_bounds(lo, hi, n_alive, space, min_cell, max_cells)
+
+
+def geometry_from_bounds(
+    lo: np.ndarray, hi: np.ndarray, n_alive: int, space: Space, min_cell: float, max_cells: int | None = None
+) -> GridGeometry:
+    """:func:`grid_geometry` from the alive agents' per-axis bounds (lo, hi: (dim,) arrays) and count."""
+    dim = len(lo)
     if max_cells is None:
         max_cells = max(64, 2 * n_alive)
     width = min_cell * CELL_SLACK
@@ -101,7 +109,7 @@ def grid_geometry(
 
 @device
 def axis_cell(x, origin, width, count):
-    c = math.floor((x - origin) / width)
+    c = int(math.floor((x - origin) / width))  # noqa: RUF046 (numba-cuda's floor returns a float)
     if c < 0:
         return 0
     if c >= count:

@@ -51,7 +51,14 @@ def knn_cell_width(position: np.ndarray, alive: np.ndarray, space: Space, k: int
     dim = position.shape[1]
     lo = np.zeros(dim)
     hi = np.zeros(dim)
-    n_alive = max(alive_bounds(position, alive, lo, hi), 1)
+    n_alive = alive_bounds(position, alive, lo, hi)
+    return knn_width_from_bounds(lo, hi, n_alive, space, k)
+
+
+def knn_width_from_bounds(lo: np.ndarray, hi: np.ndarray, n_alive: int, space: Space, k: int) -> float:
+    """:func:`knn_cell_width` from the alive agents' per-axis bounds and count."""
+    dim = len(lo)
+    n_alive = max(n_alive, 1)
     extent = np.array([space.lx, space.ly, space.lz])[:dim] if space.kind == PERIODIC else hi - lo
     extent = np.maximum(extent, 1e-12 + 1e-9 * float(extent.max(initial=0.0)))
     return float((np.prod(extent) * agents_per_cell(k) / n_alive) ** (1.0 / dim))

@@ -157,6 +157,7 @@ class ViewerServer:
         host: str = "127.0.0.1",
         port: int | None = None,
         static_dir: Path | None = None,
+        engine: str = "cpu",
     ):
         if max_connections < 1:
             raise ValueError(f"max_connections: must be >= 1, got {max_connections}")
@@ -169,6 +170,7 @@ class ViewerServer:
         self.max_connections = int(max_connections)
         self.max_agents = int(max_agents)
         self.threads = threads
+        self.engine = engine
         self.host = host
         self.port = port
         self.static_dir = STATIC_DIR if static_dir is None else Path(static_dir)
@@ -242,7 +244,8 @@ class ViewerServer:
             return
         self.connections += 1
         link = _Link(websocket)
-        session = ViewerSession(link.send, sps=self.sps, max_agents=self.max_agents, threads=self.threads)
+        session = ViewerSession(link.send, sps=self.sps, max_agents=self.max_agents, threads=self.threads,
+                                engine=self.engine)  # fmt: skip
         self.sessions.add(session)
         try:
             await link.send(self.hello)
@@ -318,13 +321,15 @@ def create_app(
     host: str = "127.0.0.1",
     port: int | None = None,
     static_dir: Path | str | None = None,
+    engine: str = "cpu",
 ) -> Starlette:
     """The viewer application. ``preset`` + ``overrides`` (dotted ``KEY=VALUE``): what a socket
     without a query shows; ``sps``: most simulation steps per second per connection (0 = as fast
     as possible); ``max_connections``: simultaneous sockets; ``max_agents``: cap on agents.n;
     ``threads``: numba threads per step; ``host``/``port``: where it is served (for the Origin
     check; ``port`` None takes the ASGI server's); ``static_dir``: the built page (default: the
-    package's ``static``). Raises ValueError (a ControlError naming the field) for bad defaults.
+    package's ``static``); ``engine``: "cpu" or "cuda" (docs/gpu.md).
+    Raises ValueError (a ControlError naming the field) for bad defaults.
     ``app.state.viewer`` is the :class:`ViewerServer`."""
     server = ViewerServer(
         preset=preset,
@@ -336,6 +341,7 @@ def create_app(
         host=host,
         port=port,
         static_dir=Path(static_dir) if static_dir is not None else None,
+        engine=engine,
     )
 
     @contextlib.asynccontextmanager

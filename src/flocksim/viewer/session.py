@@ -215,6 +215,7 @@ class ViewerSession:
         max_agents: int = DEFAULT_MAX_AGENTS,
         threads: int | None = None,
         max_control_bytes: int = MAX_CONTROL_BYTES,
+        engine: str = "cpu",
     ):
         if not (sps >= 0 and math.isfinite(sps)):
             raise ValueError(f"sps: must be >= 0 and finite (0 = as fast as possible), got {sps!r}")
@@ -222,6 +223,7 @@ class ViewerSession:
         self.sps = float(sps)
         self.max_agents = int(max_agents)
         self.threads = threads
+        self.engine = engine  # "cuda": the flock lives on the GPU (docs/gpu.md)
         self.max_control_bytes = int(max_control_bytes)
         self.sim: Simulation | None = None
         self.preset: str | None = None
@@ -371,7 +373,7 @@ class ViewerSession:
 
     def _build(self, params: AnyParams) -> None:
         with _engine_guard():
-            sim = Simulation(params, threads=self.threads)
+            sim = Simulation(params, engine=self.engine, threads=self.threads)
         if not self.closed:  # stop() may have run meanwhile: then the simulation is not kept
             self.sim = sim
         self.generation += 1
@@ -382,7 +384,7 @@ class ViewerSession:
         refill. Returns True when the flock was refilled."""
         old = self._sim
         with _engine_guard():
-            new = Simulation(params, threads=self.threads)
+            new = Simulation(params, engine=self.engine, threads=self.threads)
         refill = not (keep and same_flock(old.params, params) and old.state.n == new.state.n)
         if refill:
             _carry_pointer(old, new)
@@ -411,7 +413,12 @@ class ViewerSession:
             sim.step()
         self._rate.tick()
         state = sim.state
-        if not (np.isfinite(state.position).all() and np.isfinite(state.velocity).all()):
+        on_gpu = getattr(sim.engine, "state_is_finite", None)  # checked on the GPU: no copy (docs/gpu.md)
+        if on_gpu is not None:
+            finite = on_gpu(state)
+        else:
+            finite = np.isfinite(state.position).all() and np.isfinite(state.velocity).all()
+        if not finite:
             raise FloatingPointError(f"NaN or inf in the state after step {sim.steps}; reset or change parameters")
 
     def _mean_neighbors(self, sim: Simulation) -> float:
