@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flocksim.cli import app
-from flocksim.experiments import EXPERIMENTS, format_value, run_experiment, summarize
+from flocksim.experiments import EXPERIMENTS, format_value, make_sim, run_experiment, run_specs, summarize
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +66,17 @@ def test_turn_propagation_first_change_is_about_the_turned_share():
         assert 4.0 < change < 10.0, (condition, change, pol[condition])
 
 
+def test_set_overrides_reach_every_condition_after_its_own():
+    experiment = EXPERIMENTS["edge-deviation"]
+    specs = run_specs("edge-deviation", [0], False, ("agents.max_speed=100.0", "neighbors.k=5"))
+    assert len(specs) == len(experiment.conditions)
+    for spec in specs:
+        p = make_sim(spec, 50).params
+        assert p.agents.max_speed == 100.0 and p.agents.n == 50
+        # a condition's own k (k=12) is overridden by --set, which comes after it
+        assert p.neighbors.k == 5
+
+
 def test_summarize_mean_sd_count():
     rows = [
         {"dim": 2, "condition": "a", "metric": "m", "value": v, "seed": s, "experiment": "x"}
@@ -100,6 +111,7 @@ def test_list_and_help(runner):
         (["nope"], ["unknown experiment", "predator-multipliers"]),
         ([], ["NAME", "missing"]),
         (["shape", "--seeds", "0"], ["--seeds"]),
+        (["shape", "--set", "rules.nope=1"], ["rules.nope"]),
     ],
 )
 def test_bad_input_is_one_line_exit_2(runner, tmp_path, args, words):

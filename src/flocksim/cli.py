@@ -609,16 +609,29 @@ def experiment(
         Path | None, typer.Option("--csv", help="CSV file of every run's numbers; default: NAME.csv.")
     ] = None,
     jobs: Annotated[int, typer.Option(min=1, help="Runs in parallel (processes, one numba thread each).")] = 1,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="KEY=VALUE applied to every condition's parameters (repeatable)."),
+    ] = None,
     list_experiments: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Run one of seed 003's starling experiments over seeds; print a table (mean ± sd) and write CSV.
+    """Run a starling experiment over seeds (docs/starlings.md); print a table (mean ± sd [95 % CI]) and write CSV.
 
-    Example: flocksim experiment predator-multipliers --seeds 5 --jobs 2 --csv predator.csv
+    Example: flocksim experiment predator-multipliers --seeds 10 --jobs 2 --csv predator.csv
+
+    Sensitivity: flocksim experiment predator-multipliers --set predator.detection=50
 
     Smoke check: flocksim experiment shape --quick --seeds 1
     """
-    from flocksim.experiments import EXPERIMENTS, run_experiment, summarize, summary_table, write_csv
+    from flocksim.experiments import (
+        EXPERIMENTS,
+        check_experiment_overrides,
+        run_experiment,
+        summarize,
+        summary_table,
+        write_csv,
+    )
 
     if list_experiments:
         table = Table("experiment", "what it measures", box=None, show_header=True)
@@ -633,7 +646,9 @@ def experiment(
             raise UsageError(f"NAME: unknown experiment {name!r}; allowed: {', '.join(EXPERIMENTS)}")
         path = csv_path if csv_path is not None else Path(f"{name}.csv")
         check_output_path("--csv", path)
-    except UsageError as exc:
+        extra = tuple(overrides or ())
+        check_experiment_overrides(name, extra)
+    except (UsageError, ConfigError) as exc:
         fail(str(exc))
         return
     seed_list = list(range(seeds))
@@ -651,7 +666,9 @@ def experiment(
     started = time.perf_counter()
     with progress:
         task = progress.add_task("runs", total=total)
-        rows = run_experiment(name, seed_list, quick=quick, jobs=jobs, on_done=lambda _: progress.advance(task))
+        rows = run_experiment(
+            name, seed_list, quick=quick, jobs=jobs, on_done=lambda _: progress.advance(task), overrides=extra
+        )
     with atomic_output(path) as handle:
         write_csv(rows, handle)
     out.print(summary_table(name, summarize(rows), seeds))

@@ -63,6 +63,8 @@ class RunSpec:
     condition: Condition
     seed: int
     quick: bool
+    overrides: tuple[str, ...] = ()
+    """Applied after the condition's own overrides (``flocksim experiment --set``)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def make_sim(spec: RunSpec, n: int, extra: tuple[str, ...] = ()) -> Simulation:
     """The preset of the condition's dimension with the condition's overrides and ``n`` birds
     (fewer in quick mode). Results do not depend on the thread count."""
     n_birds = min(n, 80) if spec.quick else n
-    overrides = [f"agents.n={n_birds}", *spec.condition.overrides, *extra]
+    overrides = [f"agents.n={n_birds}", *spec.condition.overrides, *spec.overrides, *extra]
     preset = spec.condition.preset or PRESETS[spec.condition.dim]
     params = apply_overrides(load_preset(preset), overrides)
     return Simulation(params, seed=spec.seed)
@@ -145,16 +147,22 @@ def measure_predator(spec: RunSpec) -> dict[str, float]:
 def measure_edge(spec: RunSpec) -> dict[str, float]:
     sim = make_sim(spec, 500, ("turning.enabled=false",))
     sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
-    edge, inner, used, total = [], [], 0, 0
+    edge, inner, order, total = [], [], [], 0
     for _ in sample(sim, seconds(spec, 120.0, 3.0), 0.5):
         p, v = alive_pv(sim)
         total += 1
-        if polarization(v) >= 0.85:
+        pol = polarization(v)
+        if pol >= 0.85:
             e, i = edge_interior_deviation(p, v)
             edge.append(e)
             inner.append(i)
-            used += 1
-    return {"edge_rad": nanmean(edge), "interior_rad": nanmean(inner), "samples_used": used / total}
+            order.append(pol)
+    return {
+        "edge_rad": nanmean(edge),
+        "interior_rad": nanmean(inner),
+        "samples_used": len(order) / total,
+        "polarization_used": nanmean(order),
+    }
 
 
 def measure_shape(spec: RunSpec) -> dict[str, float]:
@@ -352,7 +360,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             "edge-deviation",
             "Mean heading deviation [rad] of the outer 10 % and the inner 50 % of birds by distance from the "
             "centroid, over samples every 0.5 s with polarization >= 0.85 (10 s warm-up, 120 s), 500 birds, "
-            "spontaneous turns off; samples_used = fraction of samples that qualified.",
+            "spontaneous turns off; samples_used = fraction of samples that qualified, polarization_used = their mean "
+            "polarization.",
             _both(
                 {
                     "k=7 inertial-spin": (TOPO, "neighbors.k=7", SPIN),
@@ -444,9 +453,15 @@ EXPERIMENTS: dict[str, Experiment] = {
 # ------------------------------------------------------------------ running
 
 
-def run_specs(name: str, seeds: list[int], quick: bool) -> list[RunSpec]:
+def run_specs(name: str, seeds: list[int], quick: bool, overrides: tuple[str, ...] = ()) -> list[RunSpec]:
     experiment = EXPERIMENTS[name]
-    return [RunSpec(name, c, seed, quick) for c in experiment.conditions for seed in seeds]
+    return [RunSpec(name, c, seed, quick, overrides) for c in experiment.conditions for seed in seeds]
+
+
+def check_experiment_overrides(name: str, overrides: tuple[str, ...]) -> None:
+    """Raise ConfigError (naming the key) unless ``overrides`` apply to every condition's parameters."""
+    for c in EXPERIMENTS[name].conditions:
+        apply_overrides(load_preset(c.preset or PRESETS[c.dim]), [*c.overrides, *overrides])
 
 
 def run_one(spec: RunSpec) -> list[dict[str, object]]:
@@ -477,10 +492,12 @@ def run_experiment(
     quick: bool = False,
     jobs: int = 1,
     on_done: Callable[[RunSpec], None] | None = None,
+    overrides: tuple[str, ...] = (),
 ) -> list[dict[str, object]]:
-    """All runs of an experiment; ``jobs`` > 1 runs them in that many processes, each with
-    one numba thread. Rows come back in (condition, seed) order whatever the completion order."""
-    specs = run_specs(name, seeds, quick)
+    """All runs of an experiment (``overrides`` applied to every condition); ``jobs`` > 1 runs them in
+    that many processes, each with one numba thread. Rows come back in (condition, seed) order whatever
+    the completion order."""
+    specs = run_specs(name, seeds, quick, overrides)
     results: dict[int, list[dict[str, object]]] = {}
     if jobs <= 1:
         for k, spec in enumerate(specs):
