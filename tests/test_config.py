@@ -24,6 +24,7 @@ PRESETS = ["crowd", "boids-2d", "starlings-2d", "starlings-3d", "abm-flocking-sm
 PRESETS += ["vicsek", "couzin"]  # research models (issue 9)
 PRESETS += ["minions", "crowd-maze"]  # game agents (issue 5)
 PRESETS += ["reef", "starlings-3d-large"]  # viewer scenes (issue 6, SPEC 6.9)
+PRESETS += ["starlings-3d-waves"]  # turn waves (issue 13)
 
 
 def one_line(exc: pytest.ExceptionInfo[ConfigError]) -> str:
