@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from flocksim.budgets import check_flow_fields
 from flocksim.navigation.flowfield import FlowField, grid_graph, move_allowed
 from flocksim.navigation.occupancy import OccupancyGrid, walls_from_image, walls_from_map, walls_from_obstacles
 from flocksim.scenarios.slots import assign_slots, random_offsets, ring_offsets
@@ -91,6 +92,7 @@ class Navigator:
     def field(self, group: int, target: np.ndarray) -> FlowField:
         """The group's field, pointed at ``target`` (2,) (recomputed only on a cell change)."""
         if group not in self.fields:
+            check_flow_fields(len(self.fields) + 1, self.grid.walls.size)
             self.fields[group] = FlowField(self.grid, self.graph, self.allowed)
         f = self.fields[group]
         f.update(target)
@@ -140,7 +142,9 @@ class Targets:
         nav = p.navigation
         if nav.enabled:
             lead = max(2.0 * nav.cell_size, seek.arrival_radius + nav.cell_size)
-            self.navigator = Navigator(occupancy_of(p), nav.direct_radius, nav.interpolation == "bilinear", lead)
+            grid = occupancy_of(p)
+            check_flow_fields(max(1, len(p.agents.kinds)), grid.walls.size)  # image grids: known only now
+            self.navigator = Navigator(grid, nav.direct_radius, nav.interpolation == "bilinear", lead)
 
     # --------------------------------------------------------------- game API
 
