@@ -69,12 +69,16 @@ def ws_connect(port: int, path: str = SMALL):
 
 
 def reply(ws, kind: str, timeout: float = TIMEOUT) -> dict:
-    """The next JSON message of type ``kind`` (frames and other replies in between are skipped)."""
+    """The next JSON message, which must be of type ``kind`` (frames and ``state`` messages in
+    between are skipped)."""
     deadline = time.monotonic() + timeout
     while True:
         message = ws.recv(timeout=max(deadline - time.monotonic(), 0.01))
-        if isinstance(message, str) and json.loads(message)["type"] == kind:
-            return json.loads(message)
+        if isinstance(message, str):
+            parsed = json.loads(message)
+            if parsed["type"] == kind:
+                return parsed
+            assert parsed["type"] == "state", f"expected a {kind} message, got {parsed}"
 
 
 def frame(ws, timeout: float = TIMEOUT):
