@@ -143,10 +143,10 @@ def _error_of(fn, *args):
 
 
 def test_obstacle_grid_lists_stay_within_their_budget():
-    # one tiny circle sets fine cells; 300 long walls then cross every cell of the grid
-    walls = [{"a": [0.0, 0.1 * i], "b": [100.0, 0.1 * i], "influence_radius": 0.5} for i in range(300)]
+    # one tiny circle sets fine cells; 300 large boxes then cover every cell of the grid
+    boxes = [{"min_corner": [0.0, 0.1 * i], "max_corner": [100.0, 100.0]} for i in range(300)]
     tiny = [{"center": [0.0, 0.0], "body_radius": 0.0, "influence_radius": 0.01}]
-    _, grid, cells = build_obstacle_set(Obstacles(circles=tiny, segments=walls), 2)
+    _, grid, cells = build_obstacle_set(Obstacles(circles=tiny, boxes=boxes), 2)
     ncell = int(np.prod(grid[6:9]))
     entries = len(cells) - (ncell + 1)
     assert 301 <= entries <= budgets.max_obstacle_entries(301)
