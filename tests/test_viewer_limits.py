@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import socket
 import threading
@@ -165,6 +166,23 @@ def test_neighbour_pairs_over_the_server_budget_are_refused():
         message = reply(ws, "error")["message"]
         assert message.startswith("neighbors: 8,000 agents")
         assert message.endswith("(the server's default boids-2d is shown instead)")
+
+
+def test_a_flock_that_tightens_past_the_budget_pauses_with_an_error():
+    # boids-2d with 200 birds starts with ~740 neighbour pairs and flocks past 1000 within 100 steps
+    app = create_app(preset="boids-2d", overrides=["agents.n=200"], sps=0, max_pairs=1000)
+    with live_server(app) as port, ws_connect(port, "/ws") as ws:
+        opened(ws)
+        message = reply(ws, "error")["message"]
+        assert message.startswith("simulation: step failed (BudgetError: neighbors: 200 agents within the metric")
+        assert message.endswith("; paused")
+        assert reply(ws, "state")["paused"] is True
+        last = frame(ws)  # frames go on; mean neighbours is unknown
+        assert last.n_agents == 200
+        assert math.isnan(last.status_dict["mean_neighbors"])
+        send(ws, type="reset")  # a fresh flock is within the budget again
+        assert reply(ws, "params")["reset"] is True
+        assert frame(ws).status_dict["mean_neighbors"] > 0
 
 
 # ------------------------------------------------------------------------------ images by name

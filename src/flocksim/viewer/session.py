@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from flocksim.budgets import BudgetError
 from flocksim.config import AnyParams, ConfigError, apply_overrides, to_dict
 from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
@@ -483,7 +484,8 @@ class ViewerSession:
     def _mean_neighbors(self, sim: Simulation) -> float:
         """Status value 1. Topological: min(k, alive - 1), exactly what the search finds; metric:
         a neighbour search, redone at most every :data:`NEIGHBOR_COUNT_INTERVAL` seconds and
-        at most :data:`NEIGHBOR_COUNT_SHARE` of the time (a search costs ~70 ms at 100 000)."""
+        at most :data:`NEIGHBOR_COUNT_SHARE` of the time (a search costs ~70 ms at 100 000);
+        NaN when that search would hold more than ``max_pairs`` pairs."""
         alive = sim.state.n_alive
         if alive == 0:
             return math.nan
@@ -495,8 +497,11 @@ class ViewerSession:
         wait = max(NEIGHBOR_COUNT_INTERVAL, self._neighbor_cost / NEIGHBOR_COUNT_SHARE)
         if cached is not None and cached[0] == self.generation and now - cached[1] < wait:
             return cached[2]
-        with _engine_guard():
-            counts = sim.neighbors().counts[sim.state.alive]
+        try:
+            with _engine_guard():
+                counts = sim.neighbors().counts[sim.state.alive]
+        except BudgetError:  # the flock tightened past max_pairs: the step says so; frames go on
+            counts = np.zeros(0)
         mean = float(counts.mean()) if len(counts) else math.nan
         self._neighbor_cost = time.monotonic() - now
         self._neighbors = (self.generation, now, mean)
