@@ -15,7 +15,7 @@ from flocksim.budgets import MAX_NAVIGATION_CELLS, BudgetError, PairBudget, grid
 from flocksim.cli import app
 from flocksim.config import ConfigError, apply_overrides
 from flocksim.navigation.occupancy import walls_from_image
-from flocksim.neighbors import count_metric_pairs, find_neighbors
+from flocksim.neighbors import count_metric_pairs, find_neighbors, metric_pairs_lower_bound
 from flocksim.obstacles import build_obstacle_set
 from flocksim.params import Obstacles
 from flocksim.simulation import Simulation
@@ -229,3 +229,30 @@ def test_cli_stops_a_run_over_the_pair_budget_with_exit_2(monkeypatch):
     assert result.exit_code == 2, result.output
     assert result.output.strip().startswith("error: neighbors: ")
     assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("kind", "dim", "clustered"), [("box", 2, False), ("box", 3, True), ("periodic", 2, True), ("periodic", 3, False)]
+)
+def test_the_lower_bound_never_exceeds_the_count(kind, dim, clustered):
+    rng = np.random.default_rng(dim)
+    position = rng.random((2000, dim)) * 50.0
+    if clustered:
+        position[:1500] = 25.0 + rng.normal(scale=0.5, size=(1500, dim))
+        position %= 50.0
+    alive = rng.random(2000) > 0.1
+    space = make_space(kind, [50.0] * dim)
+    for radius in (0.3, 2.0, 9.0, 100.0):
+        exact = count_metric_pairs(position, alive, space, radius, "grid")
+        bound = metric_pairs_lower_bound(position, alive, radius)
+        assert 0 <= bound <= exact
+        if clustered and radius >= 2.0:
+            assert bound > exact / 50  # close enough to refuse hopeless lists early
+    everyone = int(alive.sum())
+    assert metric_pairs_lower_bound(position, alive, 1e9) == everyone * (everyone - 1)
+
+
+def test_a_hopeless_list_is_refused_from_its_lower_bound():
+    params = apply_overrides(load_preset("boids-2d"), ["agents.n=200000", "rules.cohesion.radius=1000"])
+    with pytest.raises(BudgetError, match=r"200,000 agents .* have at least 39,999,800,000 neighbour pairs"):
+        Simulation(params, max_pairs=10_000_000)  # 4e10 pairs: refused without counting them

@@ -157,6 +157,8 @@ def test_neighbour_pairs_over_the_server_budget_are_refused():
         assert reply(ws, "params")["params"]["rules"]["cohesion"]["radius"] == 1000.0  # 60 x 59 pairs
         send(ws, type="set", changes={"agents.n": 2000, "neighbors.mode": "topological", "neighbors.k": 1000})
         assert "neighbors.k = 1000" in reply(ws, "error")["message"]
+        send(ws, type="set", changes={"agents.n": 30000, "neighbors.method": "brute"})  # N^2 a step
+        assert reply(ws, "error")["message"].startswith("neighbors.method: brute force over 30000 agents")
     with (
         live_server(app) as port,
         ws_connect(port, "/ws?preset=boids-2d&set=agents.n%3D8000&set=rules.cohesion.radius%3D1000") as ws,

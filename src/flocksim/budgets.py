@@ -102,13 +102,15 @@ class PairBudget:
             raise ValueError(f"max_pairs: must be an integer >= 1, got {self.max_pairs!r}")
         object.__setattr__(self, "max_pairs", int(self.max_pairs))
 
-    def check_metric(self, pairs: int, n_alive: int, radius: float) -> None:
-        """BudgetError when a metric list of ``pairs`` pairs is over the budget."""
+    def check_metric(self, pairs: int, n_alive: int, radius: float, exact: bool = True) -> None:
+        """BudgetError when a metric list of ``pairs`` pairs (``exact`` False: at least that many)
+        is over the budget."""
         if pairs > self.max_pairs:
+            have = f"{pairs:,}" if exact else f"at least {pairs:,}"
             raise BudgetError(
-                f"neighbors: {n_alive:,} agents within the metric radius {radius:g} ({self.radius_key}) have "
-                f"{pairs:,} neighbour pairs, more than the budget of {self.max_pairs:,} pairs per search "
-                "(max_pairs); lower the radius or the number of agents, or use neighbors.mode = topological"
+                f"neighbors: {n_alive:,} agents within the metric radius {radius:g} ({self.radius_key}) have {have} "
+                f"neighbour pairs, more than the budget of {self.max_pairs:,} pairs per search (max_pairs); lower the "
+                "radius or the number of agents, or use neighbors.mode = topological"
             )
 
     def check_topological(self, rows: int, k: int) -> None:

@@ -26,7 +26,7 @@ from flocksim.engines.cpu_couzin import step_couzin
 from flocksim.engines.cpu_reynolds import integrate_all, reynolds_accelerations, step_reynolds
 from flocksim.engines.cpu_vicsek import step_vicsek
 from flocksim.models.base import Model
-from flocksim.neighbors import NeighborList, count_metric_pairs, find_neighbors
+from flocksim.neighbors import NeighborList, count_metric_pairs, find_neighbors, metric_pairs_lower_bound
 from flocksim.state import FlockState
 
 
@@ -91,11 +91,14 @@ class CpuEngine:
 
     def check_budget(self, state: FlockState) -> None:
         """BudgetError when the neighbour list of ``state`` would hold more pairs than ``max_pairs``
-        (metric pairs are counted, not stored)."""
+        (metric pairs are counted, not stored; a lower bound over the budget refuses at once)."""
         q = self.model.neighbor_query()
         if q.mode == "topological":
             self.budget.check_topological(state.n, q.k)
             return
+        at_least = metric_pairs_lower_bound(state.position, state.alive, q.radius)
+        if at_least > self.budget.max_pairs:  # hopeless: refused without the O(pairs) count
+            self.budget.check_metric(at_least, state.n_alive, q.radius, exact=False)
         self._set_threads()
         pairs = count_metric_pairs(state.position, state.alive, self.model.space, q.radius, q.method)
         self.budget.check_metric(pairs, state.n_alive, q.radius)

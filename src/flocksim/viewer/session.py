@@ -91,6 +91,9 @@ MAX_QUEUED_MESSAGES = 32
 """Client messages waiting to be handled; more arriving meanwhile are dropped (and counted)."""
 DEFAULT_MAX_PAIRS = 10_000_000
 """Default budget of neighbour pairs per search in a viewer's simulation (80 MB of metric list)."""
+MAX_BRUTE_AGENTS = 20_000
+"""Most agents a viewer's simulation may search by brute force (``neighbors.method = "brute"``:
+N^2 distance checks a step)."""
 
 _ENGINE_LOCK = threading.Lock()
 
@@ -109,12 +112,18 @@ def _engine_guard() -> Any:
 
 def check_agent_cap(params: AnyParams, max_agents: int) -> None:
     """ControlError naming ``agents.n`` and the allowed range when ``params`` ask for more
-    than ``max_agents`` agents."""
+    than ``max_agents`` agents, or for a brute-force neighbour search over more than
+    :data:`MAX_BRUTE_AGENTS`."""
     n = int(params.agents.n)
     if n > max_agents:
         raise ControlError(
             f"agents.n: {n} is more than this server allows (flocksim serve --max-agents {max_agents}); "
             f"allowed: 0 to {max_agents}; got {n}"
+        )
+    if params.neighbors.method == "brute" and n > MAX_BRUTE_AGENTS:
+        raise ControlError(
+            f"neighbors.method: brute force over {n} agents ({n}^2 distance checks a step) is more than this server "
+            f"allows; allowed: auto | grid, or brute with at most {MAX_BRUTE_AGENTS} agents"
         )
 
 
@@ -530,7 +539,10 @@ class ViewerSession:
             except Exception as exc:
                 if self.closed:  # the executor was shut down under the job
                     return
-                log.exception("viewer: step failed")
+                if isinstance(exc, BudgetError):  # the flock outgrew a budget: expected, no traceback
+                    log.warning("viewer: step stopped: %s", exc)
+                else:
+                    log.exception("viewer: step failed")
                 self.paused = True
                 self._resumed.clear()
                 self._rate.clear()
