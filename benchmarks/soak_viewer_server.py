@@ -135,6 +135,7 @@ async def hostile(url: str, rng: random.Random, deadline: float, tally: Tally) -
             tally.closes[str(exc.rcvd.code if exc.rcvd else "none")] += 1
         except (OSError, TimeoutError) as exc:
             tally.closes[type(exc).__name__] += 1
+        await asyncio.sleep(0.5)  # then reconnect (a client refused by the connection cap tries again)
 
 
 async def drain(ws, tally: Tally, wait: float) -> None:

@@ -18,10 +18,12 @@ arrival order; a message arriving while the queue is full is dropped, and one ``
 how many were. So the transport keeps reading the socket (and its keep-alive pongs) however slow
 the messages are to handle.
 
-Budgets: ``agents.n`` is capped by ``max_agents``; a neighbour search may hold at most
-``max_pairs`` pairs (:mod:`flocksim.budgets`), checked when parameters change (the flock the
-change keeps included) and at every step; ``navigation.image`` names an image of the server's
-:class:`~flocksim.viewer.images.ImageLibrary`, never a path.
+Budgets: ``agents.n`` is capped by ``max_agents`` (brute-force search by
+:data:`MAX_BRUTE_AGENTS`); a neighbour search may hold at most ``max_pairs`` pairs
+(:mod:`flocksim.budgets`), checked when parameters change (the flock the change keeps included)
+and at every step; ``navigation.image`` names an image of the server's
+:class:`~flocksim.viewer.images.ImageLibrary`, never a path. Simulations are built one at a time
+across all sessions, so the memory peak of a build is not multiplied by the connections.
 
 Stepping: at most ``sps`` steps per second (0 = as fast as the engine goes), never bursting
 to catch up after a slow step; the measured rate (steps over the last second) is status
@@ -96,6 +98,8 @@ MAX_BRUTE_AGENTS = 20_000
 N^2 distance checks a step)."""
 
 _ENGINE_LOCK = threading.Lock()
+_BUILD_LOCK = threading.Lock()
+"""Held while a session builds a simulation: one build at a time in the process."""
 
 
 def _engine_guard() -> Any:
@@ -441,9 +445,15 @@ class ViewerSession:
             raise ControlError("session: closed")
         return self.sim
 
+    def _new_simulation(self, params: AnyParams) -> Simulation:
+        """A simulation of ``params``, built while no other session builds one: building (a flow
+        field's graph, a large flock) peaks above what the simulation then keeps, and that peak
+        is not multiplied by the connections."""
+        with _BUILD_LOCK, _engine_guard():
+            return Simulation(params, threads=self.threads, max_pairs=self.max_pairs)
+
     def _build(self, params: AnyParams) -> None:
-        with _engine_guard():
-            sim = Simulation(params, threads=self.threads, max_pairs=self.max_pairs)
+        sim = self._new_simulation(params)
         if not self.closed:  # stop() may have run meanwhile: then the simulation is not kept
             self.sim = sim
         self.generation += 1
@@ -454,8 +464,7 @@ class ViewerSession:
         refill. Returns True when the flock was refilled. Nothing changes when the new simulation
         is over a budget (a BudgetError): the kept flock's neighbour pairs are counted first."""
         old = self._sim
-        with _engine_guard():
-            new = Simulation(params, threads=self.threads, max_pairs=self.max_pairs)
+        new = self._new_simulation(params)
         refill = not (keep and same_flock(old.params, params) and old.state.n == new.state.n)
         if refill:
             _carry_pointer(old, new)
