@@ -15,6 +15,7 @@ At the end the server must still answer ``GET /api/presets`` and a fresh WebSock
 ``params``.
 
 Usage: python benchmarks/soak_viewer_server.py [--seconds 120] [--clients 9] [--half-open 20] [--seed 0]
+[--only ATTACK ...] (only those messages, no bursts: the memory one kind of attack costs)
 Prints one JSON object: messages sent, replies by type, errors answered (and of those: budget,
 image and busy errors), socket closes by code, half-open connections closed by the server, the
 server's RSS before the attack and at its peak [MB], and whether it still serves.
@@ -118,14 +119,13 @@ def error_kind(message: str) -> str:
     return "other"
 
 
-async def hostile(url: str, rng: random.Random, deadline: float, tally: Tally) -> None:
-    names = list(ATTACKS)
+async def hostile(url: str, rng: random.Random, deadline: float, tally: Tally, names: list[str], bursts: bool) -> None:
     while time.monotonic() < deadline:
         try:
             async with websockets.connect(url, max_size=None, max_queue=None, compression=None, open_timeout=60) as ws:
                 tally.connections += 1
                 while time.monotonic() < deadline:
-                    burst = rng.random() < 0.05
+                    burst = bursts and rng.random() < 0.05
                     batch = [("slow-burst", SLOW)] * 40 if burst else [(name := rng.choice(names), ATTACKS[name])]
                     for name, payload in batch:
                         await ws.send(payload)
@@ -215,7 +215,10 @@ async def attack(port: int, args: argparse.Namespace) -> dict:
                for k in range(args.half_open)]  # fmt: skip
     for thread in threads:
         thread.start()
-    clients = [hostile(url, random.Random(rng.random()), deadline, tally) for _ in range(args.clients)]
+    names = args.only or list(ATTACKS)
+    clients = [
+        hostile(url, random.Random(rng.random()), deadline, tally, names, not args.only) for _ in range(args.clients)
+    ]
     await asyncio.gather(*clients)
     for thread in threads:
         thread.join(timeout=30)
@@ -239,6 +242,7 @@ def main() -> None:
     parser.add_argument("--half-open", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="flocksim serve --threads")
+    parser.add_argument("--only", action="append", choices=sorted(ATTACKS), help="send only this attack (repeatable)")
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:

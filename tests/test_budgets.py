@@ -256,3 +256,22 @@ def test_a_hopeless_list_is_refused_from_its_lower_bound():
     params = apply_overrides(load_preset("boids-2d"), ["agents.n=200000", "rules.cohesion.radius=1000"])
     with pytest.raises(BudgetError, match=r"200,000 agents .* have at least 39,999,800,000 neighbour pairs"):
         Simulation(params, max_pairs=10_000_000)  # 4e10 pairs: refused without counting them
+
+
+def test_render_trail_over_budget_is_refused_before_any_frame(tmp_path, monkeypatch):
+    from flocksim.io import Recorder
+
+    store = tmp_path / "run.zarr"
+    recorder = Recorder(store, every=1)
+    Simulation(apply_overrides(load_preset("boids-2d"), ["agents.n=50"]), recorder=recorder).step(6)
+    recorder.close()
+    monkeypatch.setattr(budgets, "MAX_TRAIL_BYTES", 5 * 50 * budgets.TRAIL_BYTES_PER_POINT)  # 4 frames + the newest
+    video = tmp_path / "v.gif"
+    assert run_cli("render", store, "-o", video, "--size", "64x48", "--trail", "4").exit_code == 0
+    video.unlink()
+    result = run_cli("render", store, "-o", video, "--size", "64x48", "--trail", "5")
+    assert result.exit_code == 2
+    text = result.output.strip()
+    assert text.startswith("error: --trail: 5 frames of 50 agents need about")
+    assert text.endswith("allowed: at most 4 frames for this run")
+    assert not video.exists()

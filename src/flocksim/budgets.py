@@ -10,6 +10,8 @@ anything of that size is allocated (docs/parameters.md, "Size budgets").
   checked when a simulation is built and by every search before its list is allocated.
 - Obstacle grids: at most :func:`max_obstacle_entries` (cell, obstacle) entries: the grid's cells
   are widened until the obstacles' cell lists fit.
+- Rendered trails (``flocksim render --trail``): at most :data:`MAX_TRAIL_BYTES`, checked against
+  the run's agent count before the first frame.
 
 A budget that is exceeded raises :class:`BudgetError` (a ValueError) with one line naming the
 parameters and the limit; ``flocksim`` commands exit with status 2, the viewer answers with an
@@ -35,6 +37,10 @@ MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_PAIRS = 250_000_000
 """Most neighbour pairs one search may hold: 2 GB of int64 indices for metric lists; a
 topological search holds N x k slots of 24 bytes while it runs."""
+MAX_TRAIL_BYTES = 1 << 30
+"""Most memory a rendered trail may hold [bytes]: ``--trail`` N keeps N + 1 frames of positions
+and draws their projections, about :data:`TRAIL_BYTES_PER_POINT` per agent and frame."""
+TRAIL_BYTES_PER_POINT = 80
 OBSTACLE_ENTRIES_PER_OBSTACLE = 16
 """Obstacle grids list each obstacle in at most this many cells on average (beyond a floor of
 :data:`MIN_OBSTACLE_ENTRIES`)."""
@@ -122,6 +128,17 @@ class PairBudget:
             )
 
 
+def check_trail(trail: int, agents: int) -> None:
+    """BudgetError unless a ``trail``-frame trail of ``agents`` agents fits :data:`MAX_TRAIL_BYTES`."""
+    need = (trail + 1) * agents * TRAIL_BYTES_PER_POINT
+    if trail and need > MAX_TRAIL_BYTES:
+        most = max(MAX_TRAIL_BYTES // max(agents * TRAIL_BYTES_PER_POINT, 1) - 1, 0)
+        raise BudgetError(
+            f"--trail: {trail} frames of {agents:,} agents need about {need / 2**30:.1f} GiB, more than the budget of "
+            f"{MAX_TRAIL_BYTES / 2**30:g} GiB; allowed: at most {most} frames for this run"
+        )
+
+
 def max_obstacle_entries(obstacles: int) -> int:
     """Most (cell, obstacle) entries an obstacle grid of ``obstacles`` obstacles may list."""
     return max(MIN_OBSTACLE_ENTRIES, OBSTACLE_ENTRIES_PER_OBSTACLE * obstacles)
@@ -137,6 +154,7 @@ __all__ = [
     "PairBudget",
     "check_flow_fields",
     "check_navigation_cells",
+    "check_trail",
     "grid_side",
     "max_obstacle_entries",
     "smallest_cell_size",
