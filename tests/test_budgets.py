@@ -275,3 +275,22 @@ def test_render_trail_over_budget_is_refused_before_any_frame(tmp_path, monkeypa
     assert text.startswith("error: --trail: 5 frames of 50 agents need about")
     assert text.endswith("allowed: at most 4 frames for this run")
     assert not video.exists()
+
+
+def test_group_ids_and_kinds_do_not_size_arrays():
+    import tracemalloc
+
+    params = apply_overrides(load_preset("minions"), ["agents.n=20"])
+    runs = []
+    for group in (3, 2**24):
+        sim = Simulation(params, seed=2)
+        sim.set_target(group, (5.0, 1.0))
+        sim.add_agents([[0.0, 0.0], [1.0, 1.0]], kind=group)
+        sim.step(1)
+        tracemalloc.start()
+        sim.step(5)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 20 * 2**20  # [bytes]; a table indexed by kind would take 400 MB for 2**24
+        runs.append(sim.state.position.copy())
+    np.testing.assert_array_equal(runs[0], runs[1])
