@@ -42,7 +42,7 @@ import psutil
 import websockets
 from PIL import Image
 
-from bench_viewer import free_port, wait_listening
+from bench_viewer import free_port, stop_server, wait_listening
 
 MAX_CONNECTIONS = 8
 PRESET = ["--preset", "boids-2d", "--set", "agents.n=300"]
@@ -269,11 +269,7 @@ def main() -> None:
                 sampler.join()
                 serving = asyncio.run(still_serves(port)) and server.poll() is None
             finally:
-                server.terminate()
-                try:
-                    server.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    server.kill()
+                stop_server(server)
         tracebacks = log.read_text().count("Traceback")
     print(json.dumps({
         "seconds": round(elapsed, 1),
