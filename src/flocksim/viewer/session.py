@@ -361,15 +361,19 @@ class ViewerSession:
             self._dropped += 1
 
     async def _inbox_loop(self) -> None:
+        """Handle the submitted messages one at a time, in arrival order."""
         while not self.closed:
             data = await self._inbox.get()
             dropped, self._dropped = self._dropped, 0
-            if dropped:
-                await self.send_error(
-                    f"server: busy; {dropped} message(s) arriving while {MAX_QUEUED_MESSAGES} others waited were "
-                    "dropped; send the next one after the replies to the last ones"
-                )
-            await self.receive(data)
+            try:
+                if dropped:
+                    await self.send_error(
+                        f"server: busy; {dropped} message(s) arriving while {MAX_QUEUED_MESSAGES} others waited "
+                        "were dropped; send the next one after the replies to the last ones"
+                    )
+                await self.receive(data)
+            except ConnectionError:  # the client is gone: the transport ends the session
+                return
 
     async def receive(self, data: str | bytes | bytearray | memoryview) -> None:
         """Handle one client message now (JSON text; UTF-8 bytes are read as text): parsed and
