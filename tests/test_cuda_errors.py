@@ -48,3 +48,20 @@ def test_threads_are_for_the_cpu_engine():
 def test_unknown_engine_lists_cuda():
     with pytest.raises(ValueError, match="allowed: cpu, cuda"):
         Simulation(load_preset("vicsek"), engine="gpu")
+
+
+@pytest.mark.parametrize("method", ["grid", "brute"])
+def test_neighbour_pairs_over_the_budget_are_refused_on_the_gpu(method):
+    """The pair budget holds on the GPU: counted there, refused before the list is allocated."""
+    from flocksim import apply_overrides
+    from flocksim.budgets import BudgetError
+
+    params = apply_overrides(load_preset("boids-2d"), ["agents.n=300", "rules.cohesion.radius=1000",
+                                                       f"neighbors.method={method}"])  # fmt: skip
+    with pytest.raises(BudgetError, match=r"300 agents within the metric radius 1000"):
+        Simulation(params, engine="cuda", max_pairs=300 * 299 - 1)
+    sim = Simulation(params, engine="cuda", max_pairs=300 * 299)  # everyone sees everyone: exactly the budget
+    sim.step()
+    star = apply_overrides(load_preset("starlings-2d"), ["agents.n=100", "neighbors.k=50"])
+    with pytest.raises(BudgetError, match=r"neighbors\.k = 50"):
+        Simulation(star, engine="cuda", max_pairs=4999)

@@ -17,13 +17,14 @@ from flocksim.experiments import EXPERIMENTS, RunSpec, run_one
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 
 EXPERIMENT_SLICES = {
-    # file: (dim, condition, seed), chosen among the cheaper runs of each file
-    "starlings/predator-multipliers.csv": (2, "none (1, 1, 1)", 0),
-    "starlings/edge-deviation.csv": (2, "k=7 inertial-spin", 0),
-    "starlings/shape.csv": (3, "k=7 basic", 0),
-    "starlings/speed-fluctuation.csv": (2, "defaults (inertial-spin)", 0),
-    "starlings/turn-propagation.csv": (3, "wave: underdamped", 0),
-    "starlings/spontaneous-turning.csv": (3, "without turns", 0),
+    # file: (dim, condition, seed, the command's --set overrides), among the cheaper runs of each file
+    "starlings/predator-multipliers.csv": (2, "none (1, 1, 1)", 0, ()),
+    "starlings/predator-flee-weight-3.csv": (3, "none (1, 1, 1)", 1, ("predator.flee_weight=3.0",)),
+    "starlings/edge-deviation.csv": (2, "k=7 inertial-spin", 0, ()),
+    "starlings/shape.csv": (3, "k=7 basic", 0, ()),
+    "starlings/speed-fluctuation.csv": (2, "before the fix", 0, ()),
+    "starlings/turn-propagation.csv": (3, "wave: underdamped", 0, ()),
+    "starlings/spontaneous-turning.csv": (3, "without turns", 0, ()),
 }
 
 
@@ -43,7 +44,7 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPERIMENT_SLICES))
 def test_experiment_slice_is_remade_bitwise(name):
-    dim, label, seed = EXPERIMENT_SLICES[name]
+    dim, label, seed, overrides = EXPERIMENT_SLICES[name]
     rows = read_rows(RESULTS / name)
     experiment = EXPERIMENTS[rows[0]["experiment"]]
     (condition,) = [c for c in experiment.conditions if (c.dim, c.label) == (dim, label)]
@@ -51,5 +52,6 @@ def test_experiment_slice_is_remade_bitwise(name):
         r["metric"]: r["value"] for r in rows if (int(r["dim"]), r["condition"], int(r["seed"])) == (dim, label, seed)
     }
     assert committed, f"{name} has no rows for {dim}D {label!r} seed {seed}"
-    remade = {r["metric"]: repr(r["value"]) for r in run_one(RunSpec(experiment.name, condition, seed, False))}
+    spec = RunSpec(experiment.name, condition, seed, False, overrides)
+    remade = {r["metric"]: repr(r["value"]) for r in run_one(spec)}
     assert remade == committed

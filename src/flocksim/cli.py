@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from flocksim.atomic import atomic_path
+from flocksim.budgets import BudgetError
 from flocksim.config import AnyParams, ConfigError, apply_overrides, dumps_toml, load_toml
 from flocksim.metrics import METRIC_NAMES
 from flocksim.params import params_json_schema
@@ -29,7 +30,8 @@ _ClickError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Click
 @contextmanager
 def _one_line_usage_errors():
     """Errors found while parsing the command line (bad option value, unknown option or
-    command, missing argument) print as one line, like flocksim's own checks."""
+    command, missing argument) print as one line, like flocksim's own checks; so does a size
+    budget exceeded while a command runs (exit status 2)."""
     try:
         yield
     except _ClickError as exc:
@@ -37,6 +39,9 @@ def _one_line_usage_errors():
             raise
         err.print(f"error: {exc.format_message()}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(exc.exit_code) from None
+    except BudgetError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
 
 
 class _OneLineErrors(typer.core.TyperGroup):

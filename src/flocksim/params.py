@@ -19,6 +19,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from flocksim.budgets import (
+    MAX_NAVIGATION_CELLS,
+    check_flow_fields,
+    check_navigation_cells,
+    grid_side,
+    smallest_cell_size,
+)
+
 
 def _number(x: float) -> str:
     return str(x) if isinstance(x, int) else f"{x:g}"
@@ -544,8 +552,14 @@ class Navigation(Strict):
     enabled: bool = Field(False, description="Seek along a flow field; allowed: true | false.")
     source: Literal["map", "image", "obstacles"] = choice("map", "Occupancy source: map | image | obstacles.")
     map: list[str] = Field([], description="Occupancy rows, top row first, '#' = wall; allowed: equal-length rows.")
-    image: str = Field("", description="PNG occupancy image (dark = wall), top row on top; allowed: a file path.")
-    cell_size: float = quantity(1.0, "units", "Side of one grid cell", gt=0.0, le=1e9)
+    image: str = Field(
+        "",
+        description="PNG occupancy image (dark = wall), top row on top, one cell per pixel; allowed: a file path "
+        "(in the viewer: the name of an image the server offers).",
+    )
+    cell_size: float = quantity(
+        1.0, "units", "Side of one grid cell (a grid holds at most 1 048 576 cells: docs/parameters.md)", gt=0.0, le=1e9
+    )
     origin: Vector = Field(
         [0.0, 0.0],
         description="World position of the grid's lower-left corner (x, y; 3D: x, z) [units]; allowed: 2 numbers.",
@@ -741,7 +755,28 @@ class ReynoldsParams(ModelBase):
                 raise ValueError("navigation: periodic bounds are not supported (flow fields do not wrap)")
             if self.rules.seek.weight == 0.0:
                 raise ValueError("navigation: needs rules.seek.weight > 0 (agents follow the field by seeking)")
+            self._navigation_budget()
         return self
+
+    def _navigation_budget(self) -> None:
+        """The grid's size against the budgets of :mod:`flocksim.budgets`, before anything is
+        allocated (``image`` grids are checked when the image is opened)."""
+        nav = self.navigation
+        if nav.source == "obstacles":
+            plane = (0, 1) if self.world.dim == 2 else (0, 2)
+            extent = [self.world.bounds.size[axis] for axis in plane]
+            columns, rows = (grid_side(length, nav.cell_size) for length in extent)
+            if rows * columns > MAX_NAVIGATION_CELLS:
+                smallest = smallest_cell_size(extent[0], extent[1])
+                world = f"{extent[0]:g} x {extent[1]:g}"
+                hint = f"allowed: navigation.cell_size >= {smallest:g} on a world.bounds.size of {world}"
+                check_navigation_cells(rows, columns, "navigation.cell_size", hint)
+        elif nav.source == "map":
+            rows, columns = len(nav.map), len(nav.map[0])
+            check_navigation_cells(rows, columns, "navigation.map", "allowed: a smaller map")
+        else:
+            return
+        check_flow_fields(max(1, len(self.agents.kinds)), rows * columns)
 
     @model_validator(mode="after")
     def _spin_damping(self) -> ReynoldsParams:

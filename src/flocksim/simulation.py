@@ -55,6 +55,11 @@ class Simulation:
     give bitwise-identical trajectories on one machine, whatever the thread
     count. ``state`` arrays are in stable-id order.
 
+    ``max_pairs``: most neighbour pairs one neighbour search may hold (None:
+    :data:`flocksim.budgets.DEFAULT_MAX_PAIRS`); the initial state is checked
+    here, every search again before it allocates its list
+    (:class:`flocksim.budgets.BudgetError`).
+
     ``recorder`` (e.g. :class:`flocksim.io.Recorder`) records frames and
     checkpoints: started here, it is called before every step (before the
     components) and after it (after the components).
@@ -67,6 +72,7 @@ class Simulation:
         engine: str = "cpu",
         threads: int | None = None,
         recorder: Any = None,
+        max_pairs: int | None = None,
     ):
         if not hasattr(params, "model_dump"):
             params = validate(dict(params))
@@ -76,9 +82,10 @@ class Simulation:
         self.params: AnyParams = params
         self.seed = params.seed
         self.model = make_model(params)
-        self.engine = make_engine(engine, self.model, threads=threads)
+        self.engine = make_engine(engine, self.model, threads=threads, max_pairs=max_pairs)
         self.rng = np.random.default_rng(self.seed)
         self.state = self.model.initial_state(self.rng)
+        self.check_neighbor_budget()
         self.steps = 0
         self._in_step = False  # spawns and removals requested meanwhile wait for the step's end (SPEC 1.5)
         self._pending: list[tuple[str, Any]] = []
@@ -280,6 +287,11 @@ class Simulation:
             if component.name == "targets":
                 return component
         raise ValueError(f"{what}: no agent seeks (rules.seek.weight is 0); set rules.seek.weight > 0")
+
+    def check_neighbor_budget(self) -> None:
+        """BudgetError when the neighbour list of the current state would hold more pairs than
+        ``max_pairs`` (counted without building it)."""
+        self.engine.check_budget(self.state)
 
     def neighbors(self) -> NeighborList:
         """Neighbour list of the current state (what the next step will use), computed afresh

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from flocksim.budgets import PairBudget
 from flocksim.kernels.compile import device
 from flocksim.kernels.vector import normalize_or_zero
 from flocksim.models.abm_flocking import (
@@ -249,9 +250,11 @@ def knn_heading(si, xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, 
 
 
 class AbmStepper:
-    """Chooses the reference or the fused coherent-grid path and keeps the scratch buffers."""
+    """Chooses the reference or the fused coherent-grid path and keeps the scratch buffers. The fused
+    paths hold no neighbour list; the reference path's list is checked against ``budget``."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: PairBudget | None = None) -> None:
+        self.budget = PairBudget() if budget is None else budget
         self.scratch: tuple[np.ndarray, ...] = ()
         self.rows: tuple[np.ndarray, ...] = ()
         self.counts: np.ndarray = np.zeros(0, dtype=np.int64)
@@ -268,7 +271,7 @@ class AbmStepper:
             grid = build_coherent_grid(state.position, state.alive, model.space, q.radius)
             if any(full_image_axes(grid.geometry)[: state.dim]):
                 # periodic worlds under 3 vision radii wide: the reference pass over the grid's rows
-                nbrs = metric_rows(grid, state.n, state.dim, model.space, q.radius)
+                nbrs = metric_rows(grid, state.n, state.dim, model.space, q.radius, self.budget)
                 self._reference(model, state, nbrs, scales, dt, buf)
                 return
             hxs, hys, hzs, qs = self._headings(state, grid, scales)
@@ -281,7 +284,7 @@ class AbmStepper:
                 heading, self.counts, dt)  # fmt: skip
             return
         if brute or state.n_alive == 0:
-            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, "brute")
+            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, "brute", self.budget)
             self._reference(model, state, nbrs, scales, dt, buf)
             return
         grid = build_knn_grid(state.position, state.alive, model.space, q.k)

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from flocksim import budgets
+from flocksim.budgets import PairBudget
 from flocksim.engines import cuda_frames
 from flocksim.engines.cuda_abm import CudaAbmStepper
 from flocksim.engines.cuda_models import (
@@ -97,7 +99,7 @@ def step_reynolds(engine: CudaEngine, state: DeviceFlockState, d: DeviceArrays, 
     model = engine.model
     q = model.neighbor_query()
     start, index = device_neighbor_lists(d.position, d.alive, d.n, d.dim, d.n_alive, model.space, q.mode, q.radius,
-                                         q.k, q.method)  # fmt: skip
+                                         q.k, q.method, engine.budget)  # fmt: skip
     inputs = model.inputs(host_view(state))  # checks the shapes of the per-step inputs
     b = engine.buffers
     predators = cuda.to_device(inputs.predators)
@@ -122,7 +124,7 @@ def _noisy_step(headings: Callable[..., None]) -> Callable[[CudaEngine, DeviceFl
         model = engine.model
         q = model.neighbor_query()
         start, index = device_neighbor_lists(d.position, d.alive, d.n, d.dim, d.n_alive, model.space, q.mode,
-                                             q.radius, q.k, q.method)  # fmt: skip
+                                             q.radius, q.k, q.method, engine.budget)  # fmt: skip
         noise = cuda.to_device(model.noise.for_agents(d.n))  # drawn on the host by the run's one Generator
         headings(model, d, start, index, noise, engine.buffers.heading)
         constant_speed_moves.launch(d.n, d.position, d.velocity, d.alive, engine.buffers.heading, d.dim, model.space,
@@ -159,7 +161,7 @@ class CudaEngine:
 
     name = "cuda"
 
-    def __init__(self, model: Model, threads: int | None = None):
+    def __init__(self, model: Model, threads: int | None = None, max_pairs: int | None = None):
         require_cuda()
         if threads is not None:
             raise ValueError(f"threads: only for engine cpu (CPU threads); engine cuda takes none, got {threads}")
@@ -167,8 +169,10 @@ class CudaEngine:
             raise ValueError(f"engine cuda: cannot run model {model.name!r}; allowed: {', '.join(CUDA_STEPPERS)}")
         self.model = model
         self.threads = None
+        self.budget = PairBudget(budgets.DEFAULT_MAX_PAIRS if max_pairs is None else max_pairs,
+                                 model.neighbor_query().radius_key)  # fmt: skip
         self.buffers = Buffers()
-        self.abm = CudaAbmStepper()
+        self.abm = CudaAbmStepper(self.budget)
         self._step = CUDA_STEPPERS[model.name]
 
     def attach(self, state: FlockState) -> DeviceFlockState:
@@ -188,8 +192,17 @@ class CudaEngine:
         d = device_arrays(dstate)
         q = self.model.neighbor_query()
         start, index = device_neighbor_lists(d.position, d.alive, d.n, d.dim, d.n_alive, self.model.space, q.mode,
-                                             q.radius, q.k, q.method)  # fmt: skip
+                                             q.radius, q.k, q.method, self.budget)  # fmt: skip
         return to_host(start, index, d.n)
+
+    def check_budget(self, state: FlockState) -> None:
+        """BudgetError when the neighbour list of ``state`` would hold more pairs than ``max_pairs``
+        (counted on the GPU before the list is allocated)."""
+        dstate, _ = self._device_state(state)
+        d = device_arrays(dstate)
+        q = self.model.neighbor_query()
+        device_neighbor_lists(d.position, d.alive, d.n, d.dim, d.n_alive, self.model.space, q.mode, q.radius, q.k,
+                              q.method, self.budget)  # fmt: skip
 
     # What the viewer asks of a flock on the GPU (engines/cuda_frames.py): small results only.
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from flocksim.budgets import PairBudget
 from flocksim.engines.cpu_abm import gather_heading, knn_heading, sum_run_2d
 from flocksim.engines.cuda_runtime import kernel
 from flocksim.models.abm_flocking import (
@@ -29,7 +30,7 @@ from flocksim.models.abm_flocking import (
 )
 from flocksim.neighbors.coherent import MAX_RUNS, block_runs, full_image_axes
 from flocksim.neighbors.cuda_grid import DeviceGrid, build_device_grid, build_device_knn_grid, grid_metric_lists
-from flocksim.neighbors.cuda_search import device_neighbor_lists, uses_brute
+from flocksim.neighbors.cuda_search import device_neighbor_lists, metric_check, uses_brute
 
 
 def _headings(position, velocity, alive, start, index, dim, space, c, scales, out, counts):
@@ -112,7 +113,11 @@ knn_headings = kernel(_knn_headings)
 
 
 class CudaAbmStepper:
-    """Chooses the reference or a fused grid path, as :class:`flocksim.engines.cpu_abm.AbmStepper` does."""
+    """Chooses the reference or a fused grid path, as :class:`flocksim.engines.cpu_abm.AbmStepper` does.
+    ``budget``: the neighbour pairs a list may hold (the fused paths keep no list)."""
+
+    def __init__(self, budget: PairBudget | None = None):
+        self.budget = budget
 
     def __call__(self, model: AbmFlockingModel, d: Any, dt: float, buf: Any, counts: Any) -> None:
         c = model.coefficients
@@ -124,7 +129,8 @@ class CudaAbmStepper:
             grid = build_device_grid(d.position, d.alive, space, d.n, d.dim, d.n_alive, q.radius)
             if any(full_image_axes(grid.geometry)[: d.dim]):
                 # periodic worlds under 3 vision radii wide: the reference over the grid's rows
-                start, index = grid_metric_lists(grid, d.n, d.dim, space, q.radius)
+                start, index = grid_metric_lists(grid, d.n, d.dim, space, q.radius,
+                                                 metric_check(self.budget, d.n_alive, q.radius))  # fmt: skip
                 self._reference(model, d, start, index, scales, dt, buf, counts)
                 return
             hxs, hys, hzs, qs = self._slot_headings(d, grid, scales.heading)
@@ -134,7 +140,7 @@ class CudaAbmStepper:
             return
         if brute or d.n_alive == 0:
             start, index = device_neighbor_lists(d.position, d.alive, d.n, d.dim, d.n_alive, space, q.mode, q.radius,
-                                                 q.k, "brute")  # fmt: skip
+                                                 q.k, "brute", self.budget)  # fmt: skip
             self._reference(model, d, start, index, scales, dt, buf, counts)
             return
         grid = build_device_knn_grid(d.position, d.alive, space, d.n, d.dim, d.n_alive, q.k)

@@ -452,7 +452,7 @@ class ReynoldsModel:
         radius = max(
             (rule.radius for rule in (r.separation, r.alignment, r.cohesion) if rule.weight > 0.0), default=0.0
         )
-        return NeighborQuery(p.neighbors.mode, radius, p.neighbors.k, p.neighbors.method)
+        return NeighborQuery(p.neighbors.mode, radius, p.neighbors.k, p.neighbors.method, "the largest rules.*.radius")
 
     def initial_state(self, rng: np.random.Generator) -> FlockState:
         a = self.params.agents

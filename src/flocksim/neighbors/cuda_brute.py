@@ -12,6 +12,7 @@ by index, k-nearest rows by (distance, index) through the same insertion
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numba
@@ -120,14 +121,20 @@ def _tiled(fn: Any, n: int, *args: Any) -> None:
         fn[(n + TILE - 1) // TILE, TILE](*args)
 
 
-def brute_metric_lists(position, alive, n: int, dim: int, space: Space, radius: float) -> tuple[Any, Any]:
-    """(start, index) device arrays: every alive agent within ``radius`` (inclusive) of each alive agent."""
+def brute_metric_lists(
+    position, alive, n: int, dim: int, space: Space, radius: float, check: Callable[[int], None] | None = None
+) -> tuple[Any, Any]:
+    """(start, index) device arrays: every alive agent within ``radius`` (inclusive) of each alive agent.
+    ``check(pairs)`` runs once the pairs are counted, before the list is allocated (a budget)."""
     r2 = radius * radius
     counts = cuda.to_device(np.zeros(n, dtype=np.int64))
     dummy = cuda.device_array(1, dtype=np.int64)
     _tiled(metric_tiles, n, position, alive, dim, space, r2, counts, dummy, False)
     start = exclusive_scan(counts, n)
-    index = cuda.device_array(max(total(start, n), 1), dtype=np.int64)
+    pairs = total(start, n)
+    if check is not None:
+        check(pairs)
+    index = cuda.device_array(max(pairs, 1), dtype=np.int64)
     _tiled(metric_tiles, n, position, alive, dim, space, r2, start, index, True)
     return start, index
 

@@ -15,6 +15,7 @@ rows by (distance, index) from the CPU's own ring search :func:`knn_search`, one
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,15 +194,21 @@ knn_rows_kernel = kernel(_knn_rows)
 knn_compact_kernel = kernel(_knn_compact)
 
 
-def grid_metric_lists(grid: DeviceGrid, n: int, dim: int, space: Space, radius: float) -> tuple[Any, Any]:
-    """(start, index) device arrays of the metric rows (radius > 0) from a grid with cells >= radius."""
+def grid_metric_lists(
+    grid: DeviceGrid, n: int, dim: int, space: Space, radius: float, check: Callable[[int], None] | None = None
+) -> tuple[Any, Any]:
+    """(start, index) device arrays of the metric rows (radius > 0) from a grid with cells >= radius.
+    ``check(pairs)`` runs once the pairs are counted, before the list is allocated (a budget)."""
     r2 = radius * radius
     g = grid.geometry
     counts = cuda.to_device(np.zeros(n, dtype=np.int64))
     metric_count_kernel.launch(grid.n_alive, grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g,
                                dim, space, r2, counts)  # fmt: skip
     start = exclusive_scan(counts, n)
-    index = cuda.device_array(max(total(start, n), 1), dtype=np.int64)
+    pairs = total(start, n)
+    if check is not None:
+        check(pairs)
+    index = cuda.device_array(max(pairs, 1), dtype=np.int64)
     metric_fill_kernel.launch(grid.n_alive, grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g,
                               dim, space, r2, start, index)  # fmt: skip
     return start, index

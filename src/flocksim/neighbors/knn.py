@@ -13,9 +13,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from flocksim.budgets import PairBudget
 from flocksim.kernels.compile import device
 from flocksim.neighbors.brute import compact_rows, knn_buffers
-from flocksim.neighbors.csr import NeighborList
+from flocksim.neighbors.csr import UNLIMITED, NeighborList
 from flocksim.space import PERIODIC, Space
 
 
@@ -64,11 +65,14 @@ def knn_width_from_bounds(lo: np.ndarray, hi: np.ndarray, n_alive: int, space: S
     return float((np.prod(extent) * agents_per_cell(k) / n_alive) ** (1.0 / dim))
 
 
-def knn_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> NeighborList:
-    """Same result as :func:`flocksim.neighbors.brute.knn_neighbors_brute`."""
+def knn_neighbors_grid(
+    position: np.ndarray, alive: np.ndarray, space: Space, k: int, budget: PairBudget = UNLIMITED
+) -> NeighborList:
+    """Same result as :func:`flocksim.neighbors.brute.knn_neighbors_brute` (and the same budget check)."""
     from flocksim.neighbors.coherent import build_knn_grid, knn_rows
 
     n, dim = position.shape
+    budget.check_topological(n, k)
     row_index, _, fill = knn_buffers(n, k)
     if n == 0 or not alive.any():
         return compact_rows(row_index, fill)
