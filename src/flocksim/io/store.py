@@ -663,22 +663,23 @@ class TrajectoryStore:
         return tree, arrays
 
     def _check_counts(self, label: str, steps: int, frames: int, agents: int) -> None:
-        """A checkpoint at ``steps`` counts ``frames`` frames: frame frames-1 is at or before it and
-        frame ``frames`` (if committed) after it; its agents are columns of the store."""
+        """A checkpoint at ``steps`` counts ``frames`` frames: frame frames-1 is at or before its
+        step and the next ones after it (but one, at its very step: a run's last frame, taken
+        when the checkpoint of that step was already written); its agents are columns of the store."""
         committed = self.n_frames
         if not 0 <= frames <= committed:
             raise self.damaged(f"{label}: it counts {frames} frames but the store has {committed}")
         if not 0 <= agents <= self.n_agents:
             raise self.damaged(f"{label}: it counts {agents} agents but the store has {self.n_agents} columns")
-        around = self.read("step", max(frames - 1, 0), min(frames + 1, committed))
-        before = around[0] if frames > 0 else None
-        after = around[-1] if frames < committed else None
-        if (before is not None and before > steps) or (after is not None and after <= steps):
-            raise self.damaged(
-                f"{label}: it counts {frames} frames, which disagrees with the step array "
-                f"(frame {frames - 1 if before is not None and before > steps else frames} is at step "
-                f"{before if before is not None and before > steps else after})"
-            )
+        first = max(frames - 1, 0)
+        around = self.read("step", first, min(frames + 2, committed))
+        for index, step in enumerate(around.tolist(), start=first):
+            later = index - frames  # 0: the first frame after the checkpoint's frames
+            if (later < 0 and step > steps) or (later == 0 and step < steps) or (later > 0 and step <= steps):
+                raise self.damaged(
+                    f"{label}: it counts {frames} frames, which disagrees with the step array "
+                    f"(frame {index} is at step {step})"
+                )
 
     # --- whole-store check ----------------------------------------------------------------------------
 
