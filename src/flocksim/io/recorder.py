@@ -420,20 +420,16 @@ class Recorder:
 
 
 def _check_before_writing(reader: TrajectoryStore, frames: int) -> None:
-    """What resume writes into must be sound: every file and folder of the store writable, and
-    the last, partly filled time chunk of every array (which the next frames are merged into)
-    decodable. Raises :class:`TrajectoryError` before anything is written."""
+    """What resume continues must be sound: every folder of the store writable, and every chunk
+    of the ``frames`` frames it keeps read and checked (so a resumed run that finishes is a
+    sound store). Raises :class:`TrajectoryError` before anything is written."""
     for folder, _dirs, _files in os.walk(reader.path):
         if not os.access(folder, os.W_OK | os.X_OK):
             raise TrajectoryError(
                 f"{reader.path}: cannot be written ({folder} is read-only, or on a read-only file system); "
                 "allowed: a store in a writable place (copy it there to continue it)"
             )
-    for name in reader.time_variables():
-        chunk = reader.array(name).chunks[0]
-        start = frames // chunk * chunk
-        if start < frames:
-            reader.read(name, start, frames)
+    reader.read_all(frames)
 
 
 def resume(
@@ -451,9 +447,10 @@ def resume(
     its first checkpoint starts over from step 0 (its parameters and seed are in its
     attributes). ``checkpoint_every`` None keeps the store's setting.
 
-    Nothing is written before the store is verified: its layout, every committed chunk, the
-    checkpoint's checksum and counts, and the chunks the next frames go into; damage raises
-    :class:`TrajectoryError` (one line naming the array and steps)."""
+    Nothing is written before the store is verified: its layout, that every committed chunk
+    exists, the checkpoint's checksum and counts, and every chunk of the frames it keeps (read
+    and checksummed); damage raises :class:`TrajectoryError` (one line naming the array and
+    steps)."""
     from flocksim.config import validate
     from flocksim.simulation import Simulation
 

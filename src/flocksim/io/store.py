@@ -683,6 +683,17 @@ class TrajectoryStore:
 
     # --- whole-store check ----------------------------------------------------------------------------
 
+    def read_all(self, frames: int) -> None:
+        """Read (and so decode and checksum) every chunk of the first ``frames`` frames of every
+        array, one time chunk at a time, and the whole of the arrays without a time axis."""
+        for name in self.array_names():
+            arr = self.array(name)
+            if (arr.metadata.dimension_names or ("",))[0] == "time":
+                for start in range(0, min(frames, arr.shape[0]), arr.chunks[0]):
+                    self.read(name, start, min(start + arr.chunks[0], frames))
+            else:
+                self.read(name)
+
     def verify(self) -> dict[str, int]:
         """Check everything (``flocksim info --check``): every chunk of every array exists and
         decodes with its checksum, the steps increase, time = step x dt, and every complete
@@ -690,13 +701,7 @@ class TrajectoryStore:
         raises :class:`TrajectoryError` (one line) at the first damage."""
         chunks = self.check_chunks()
         frames = self.n_frames
-        for name in self.array_names():
-            arr = self.array(name)
-            if (arr.metadata.dimension_names or ("",))[0] == "time":
-                for start in range(0, frames, arr.chunks[0]):
-                    self.read(name, start, min(start + arr.chunks[0], frames))
-            else:
-                self.read(name)
+        self.read_all(frames)
         steps = self.read("step")
         if frames and (steps[0] < 0 or (np.diff(steps) <= 0).any()):
             bad = int(np.argmax(np.diff(steps) <= 0)) + 1 if steps[0] >= 0 else 0
