@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 import flocksim
 from flocksim.cli import app
 from flocksim.config import ConfigError, apply_overrides, loads_toml
-from flocksim.extremes import extreme_overrides, fuzzable_fields
+from flocksim.extremes import extreme_overrides, fuzzable_fields, unit_edge_overrides
 
 PRESETS = ["boids-2d", "starlings-2d", "starlings-3d", "crowd", "minions", "enemies", "reef", "vicsek", "couzin"]
 PRESETS += ["abm-flocking-small"]
@@ -53,14 +53,15 @@ def step_once(params) -> None:
         assert np.isfinite(sim.state.velocity[sim.state.alive]).all()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(PRESETS), st.sampled_from([20, 300]), st.randoms(use_true_random=False), st.integers(1, 8))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(PRESETS), st.sampled_from([20, 300]), st.randoms(use_true_random=False), st.integers(0, 8))
 def test_extreme_but_accepted_values_run(preset, n, rng, count):
     """Any set of values at the edges of their allowed ranges either is refused with a ConfigError
     (a combination the schema forbids) or builds a simulation that steps without an exception,
-    a RuntimeWarning or a non-finite position or velocity. 300 agents take the grid search."""
+    a RuntimeWarning or a non-finite position or velocity. 300 agents take the grid search;
+    ``count`` 0 puts every field of one unit at one edge (all lengths tiny, say)."""
     base = apply_overrides(flocksim.load_preset(preset), [f"agents.n={n}"])
-    overrides = extreme_overrides(base, rng, count)
+    overrides = extreme_overrides(base, rng, count) if count else unit_edge_overrides(base, rng)
     try:
         params = apply_overrides(base, overrides)
     except ConfigError:
@@ -198,12 +199,12 @@ def test_a_no_op_resume_rewrites_nothing(runner, tmp_path):
     store = tmp_path / "run.zarr"
     args = ["run", "boids-2d", "--set", "agents.n=10", "--steps", "20", "--every", "5", "--out", str(store), "-q"]
     assert runner.invoke(app, args).exit_code == 0
-    files = {p: p.read_bytes() for p in store.rglob("*") if p.is_file()}
+    files = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in store.rglob("*") if p.is_file()}
     for steps in ("10", "20"):
         result = runner.invoke(app, ["run", "--resume", str(store), "--steps", steps])
         assert result.exit_code == 0 and "already at step 20; nothing to run" in result.stdout
-    assert {p: p.read_bytes() for p in store.rglob("*") if p.is_file()} == files
-    assert json.loads((store / "zarr.json").read_text())["attributes"]["steps_requested"] == 20
+        assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in store.rglob("*") if p.is_file()} == files
+        assert json.loads((store / "zarr.json").read_text())["attributes"]["steps_requested"] == 20
 
 
 def test_ctrl_c_without_a_store_keeps_the_metrics_so_far(runner, tmp_path, monkeypatch):

@@ -29,20 +29,31 @@ class NumericField:
     low: float | None
     low_open: bool
     high: float | None
+    unit: str = ""
+
+    def low_extremes(self) -> list[int | float]:
+        """The lowest accepted values: the bound (or, for an open bound at 0, tiny positives)
+        and values just above it."""
+        if self.low is None:
+            return []
+        if self.kind is int:
+            values: list[int | float] = [int(self.low) + (1 if self.low_open else 0)]
+        elif self.low == 0.0:
+            values = [0.0, 1e-300, math.ulp(0.0) * 2**60, 1e-12]
+        else:
+            values = [self.low, self.low + abs(self.low) * 1e-12]
+        return list(dict.fromkeys(v for v in values if self.accepts(v)))
+
+    def high_extremes(self) -> list[int | float]:
+        """The highest accepted value and one just below it."""
+        if self.high is None:
+            return []
+        values = [self.high, self.high * (1 - 1e-12) if self.kind is float else self.high - 1]
+        return list(dict.fromkeys(v for v in values if self.accepts(v)))
 
     def extremes(self) -> list[int | float]:
-        """The lowest and highest accepted values, and values just inside them."""
-        values: list[int | float] = []
-        if self.low is not None:
-            if self.kind is int:
-                values.append(int(self.low) + (1 if self.low_open else 0))
-            elif self.low_open:
-                values += [1e-300, math.ulp(0.0) * 2**60, 1e-12]
-            else:
-                values += [self.low, self.low + max(abs(self.low), 1.0) * 1e-12]
-        if self.high is not None:
-            values += [self.high, self.high * (1 - 1e-12) if self.kind is float else self.high - 1]
-        return [v for v in values if self.accepts(v)]
+        """Every value of :meth:`low_extremes` and :meth:`high_extremes`."""
+        return self.low_extremes() + self.high_extremes()
 
     def accepts(self, value: float) -> bool:
         low_ok = self.low is None or (value > self.low if self.low_open else value >= self.low)
@@ -68,7 +79,8 @@ def numeric_fields(model: type[BaseModel], prefix: str = "") -> list[NumericFiel
                 low, low_open = rule.gt, True
             elif isinstance(rule, annotated_types.Le):
                 high = rule.le
-        found.append(NumericField(f"{prefix}{name}", annotation, low, low_open, high))
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        found.append(NumericField(f"{prefix}{name}", annotation, low, low_open, high, str(extra.get("unit", ""))))
     return found
 
 
@@ -87,3 +99,17 @@ def extreme_overrides(params: Any, rng: random.Random, count: int) -> list[str]:
     fields = [f for f in fuzzable_fields(type(params)) if f.extremes()]
     chosen = rng.sample(fields, k=min(count, len(fields)))
     return [f"{f.key}={rng.choice(f.extremes())!r}" for f in chosen]
+
+
+def unit_edge_overrides(params: Any, rng: random.Random) -> list[str]:
+    """Overrides putting every field of one unit (e.g. all lengths in "units") at the same edge
+    of its range, low or high: a whole world of tiny (or huge) radii, distances and margins."""
+    fields = fuzzable_fields(type(params))
+    unit = rng.choice(sorted({f.unit for f in fields}))
+    side = rng.choice(["low", "high"])
+    overrides = []
+    for f in fields:
+        values = f.low_extremes() if side == "low" else f.high_extremes()
+        if f.unit == unit and values:
+            overrides.append(f"{f.key}={rng.choice(values)!r}")
+    return overrides
