@@ -226,3 +226,15 @@ def test_resolve_names_how_each_kind_of_path_is_written(tmp_path):
         resolve(tmp_path)
     with pytest.raises(OutputError, match="not offered here"):
         check_output("-o", "-")
+
+
+def test_a_store_goes_where_a_dangling_link_points(runner, tmp_path):
+    target = tmp_path / "big-disk" / "run.zarr"
+    target.parent.mkdir()
+    link = tmp_path / "run.zarr"
+    link.symlink_to(target)
+    assert invoke(runner, *RUN, "--out", link).exit_code == 0
+    assert link.is_symlink() and (target / "zarr.json").is_file()
+    assert invoke(runner, "info", "--check", link).exit_code == 0
+    result = invoke(runner, *RUN, "--out", link)  # now it exists: refused, never replaced
+    assert result.exit_code == 2 and "already exists" in result.stderr

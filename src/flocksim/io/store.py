@@ -162,10 +162,13 @@ class TrajectoryStore:
         chunk_frames: int,
         agent_chunk: int,
     ) -> TrajectoryStore:
-        """A new, empty store (no frame yet) at ``path``, which must not exist."""
+        """A new, empty store (no frame yet) at ``path``, which must not exist (a dangling
+        symbolic link is followed: the store is made where it points)."""
         import zarr
 
         path = Path(path)
+        if path.is_symlink() and not path.exists():
+            path = Path(os.path.realpath(path))
         if path.exists():
             raise TrajectoryError(f"{path}: already exists; allowed: a new path (or --resume to continue a run)")
         if not path.parent.is_dir():
@@ -324,7 +327,7 @@ class TrajectoryStore:
     def array(self, name: str) -> Any:
         if name not in self._arrays:
             try:
-                with quiet_zarr():
+                with quiet_zarr(), writing_every_chunk() if self.writable else contextlib.nullcontext():
                     self._arrays[name] = self.group[name]
             except Exception as exc:
                 raise TrajectoryError(f"{self.path}: array {name} is missing or damaged ({_first_line(exc)})") from None
