@@ -245,9 +245,9 @@ def _start_run(target, overrides, seed, engine, threads, metrics, steps, every, 
     name = Path(target).stem if target.endswith(".toml") else target
     recorder = None
     if store is not None:
-        check_output_path("--out", store)
         if store.exists():
             raise UsageError(f"--out: {store} already exists; allowed: a new path (or --resume {store} to continue it)")
+        check_output_path("--out", store)
         preset = target if target in preset_names() and not Path(target).is_file() else None
         attrs = {"source": target, "preset": preset, "overrides": list(overrides or []), "steps_requested": steps}
         recorder = Recorder(
