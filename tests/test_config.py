@@ -305,8 +305,8 @@ def test_wrong_type_names_key_and_allowed_values(override, key, allowed):
     ("override", "key", "allowed"),
     [
         ("agents.n=-1", "agents.n", "allowed: >= 0 and <= 50000000"),
-        ("world.dt=0", "world.dt", "allowed: > 0 and <= 10"),
-        ("world.dt=11", "world.dt", "allowed: > 0 and <= 10"),
+        ("world.dt=0", "world.dt", "allowed: >= 1e-06 and <= 10"),
+        ("world.dt=11", "world.dt", "allowed: >= 1e-06 and <= 10"),
         ("rules.alignment.weight=-0.5", "rules.alignment.weight", "allowed: >= 0 and <= 1e+06"),
         ("neighbors.k=0", "neighbors.k", "allowed: >= 1 and <= 1024"),
         ("agents.init.spread_deg=181", "agents.init.spread_deg", "allowed: >= 0 and <= 180"),

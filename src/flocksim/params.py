@@ -62,10 +62,15 @@ def choice(default: Any, doc: str) -> Any:
 
 
 class Strict(BaseModel):
-    """Base for every parameter block: unknown keys and NaN/inf are rejected."""
+    """Base for every parameter block: unknown keys, NaN/inf and values of the wrong type are
+    rejected (strict mode: "300" is not a number, 1 is not true; an integer is a valid float)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True, strict=True)
 
+
+MIN_DT = 1e-6
+"""Shortest time step [s]: velocities are distances per step / dt (abm-flocking), so a shorter
+one overflows them to infinity."""
 
 Vector = list[float]
 BoundsKind = Literal["box", "ellipsoid", "periodic", "open"]
@@ -100,7 +105,7 @@ class World(Strict):
 
     dim: Literal[2, 3] = choice(2, "Spatial dimension: 2 | 3.")
     bounds: Bounds = Field(default_factory=Bounds, description="Region agents live in.")
-    dt: float = quantity(1.0 / 60.0, "s", "Time step", gt=0.0, le=10.0)
+    dt: float = quantity(1.0 / 60.0, "s", "Time step", ge=MIN_DT, le=10.0)
 
 
 class InitialConditions(Strict):
@@ -801,7 +806,7 @@ class AbmAgents(Strict):
 class AbmFlocking(Strict):
     """Coefficients of the cross-framework Flocking benchmark model."""
 
-    vision: float = quantity(15.0, "units", "Visual distance: neighbours within it are seen", gt=0.0, le=1e9)
+    vision: float = quantity(15.0, "units", "Visual distance: neighbours within it are seen", ge=1e-9, le=1e9)
     separation: float = quantity(1.0, "units", "Minimum separation: neighbours closer than this repel", ge=0.0, le=1e9)
     speed: float = quantity(1.0, "units/step", "Distance moved per step", gt=0.0, le=1e9)
     cohere_factor: float = quantity(0.03, "", "Cohesion factor", ge=0.0, le=1e3)
@@ -862,7 +867,7 @@ class VicsekWorld(World):
     """World of the vicsek model: one step is one time unit in the paper."""
 
     bounds: VicsekBounds = Field(default_factory=VicsekBounds, description="Region agents live in.")
-    dt: float = quantity(1.0, "s", "Time step (Vicsek: 1)", gt=0.0, le=10.0)
+    dt: float = quantity(1.0, "s", "Time step (Vicsek: 1)", ge=MIN_DT, le=10.0)
 
 
 class CouzinBounds(Bounds):
@@ -877,7 +882,7 @@ class CouzinWorld(World):
 
     dim: Literal[2, 3] = choice(3, "Spatial dimension: 2 | 3 (the paper: 3).")
     bounds: CouzinBounds = Field(default_factory=CouzinBounds, description="Region agents live in.")
-    dt: float = quantity(0.1, "s", "Time step tau (Couzin: 0.1 s)", gt=0.0, le=10.0)
+    dt: float = quantity(0.1, "s", "Time step tau (Couzin: 0.1 s)", ge=MIN_DT, le=10.0)
 
 
 class CouzinAgents(ResearchAgents):

@@ -19,9 +19,20 @@ from flocksim.metrics import flock_summary
 from flocksim.models import make_model
 from flocksim.neighbors import NeighborList
 from flocksim.neighbors.query import SpatialIndex
+from flocksim.params import AbmFlockingParams, CouzinParams, ReynoldsParams, VicsekParams
 from flocksim.perturbation import perturb_turn
 from flocksim.spawning import append_agents, rows_of
 from flocksim.state import FlockState, new_state
+
+
+def whole_number(what: str, value: Any, low: int = 0) -> int:
+    """``value`` as an int >= ``low``: TypeError for a non-integer (2.7, "3", True), ValueError
+    below ``low``; both name ``what``. numpy integers are integers."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer >= {low}, got {value!r} ({type(value).__name__})")
+    if value < low:
+        raise ValueError(f"{what} must be an integer >= {low}, got {value!r}")
+    return int(value)
 
 
 class Component(Protocol):
@@ -74,10 +85,15 @@ class Simulation:
         recorder: Any = None,
         max_pairs: int | None = None,
     ):
-        if not hasattr(params, "model_dump"):
+        if isinstance(params, Mapping):
             params = validate(dict(params))
+        elif not isinstance(params, (ReynoldsParams, AbmFlockingParams, VicsekParams, CouzinParams)):
+            raise TypeError(
+                f"Simulation: params must be a parameter object (e.g. flocksim.load_preset('boids-2d')) or a "
+                f"mapping of parameters, got {type(params).__name__}"
+            )
         if seed is not None:
-            params = params.model_copy(update={"seed": int(seed)})
+            params = params.model_copy(update={"seed": whole_number("Simulation: seed", seed, low=0)})
             params = validate(params.model_dump(mode="json"))
         self.params: AnyParams = params
         self.seed = params.seed
@@ -120,8 +136,8 @@ class Simulation:
         return self.steps * self.dt
 
     def step(self, n: int = 1) -> None:
-        """Advance ``n`` steps."""
-        for _ in range(int(n)):
+        """Advance ``n`` steps (an integer >= 0)."""
+        for _ in range(whole_number("step: n", n, low=0)):
             self._in_step = True
             if self.recorder is not None:
                 self.recorder.before_step(self)
@@ -182,7 +198,9 @@ class Simulation:
     def remove_agents(self, ids: Any) -> None:
         """Remove agents by stable id (SPEC 1.5): their rows stay with ``alive = False``. Called
         while a step is in flight, the removal takes effect after the step; otherwise at once.
-        An unknown or already removed id raises ValueError naming it."""
+        An unknown or already removed id raises ValueError naming it; no ids is a no-op."""
+        if np.size(ids) == 0:
+            return
         if self._in_step:
             pending = {int(i) for op, staged in self._pending if op == "add" for i in staged.ids}
             check = [i for i in np.atleast_1d(ids).tolist() if int(i) not in pending]

@@ -92,14 +92,14 @@ def geometry_from_bounds(
     else:
         origin = lo
         lengths = np.maximum(hi - origin, 0.0)
-    while True:
+    while True:  # counts are compared as floats: a tiny radius must not overflow the integer cast
         if space.kind == PERIODIC:
-            counts = np.maximum(1, np.floor(lengths / width)).astype(np.int64)
-            widths = lengths / counts
+            wanted = np.maximum(1.0, np.floor(lengths / width))
         else:
-            counts = (np.floor(lengths / width) + 1).astype(np.int64)
-            widths = np.full(dim, width)
-        if math.prod(int(c) for c in counts) <= max_cells:
+            wanted = np.floor(lengths / width) + 1.0
+        if math.prod(float(c) for c in wanted) <= max_cells:
+            counts = wanted.astype(np.int64)
+            widths = lengths / counts if space.kind == PERIODIC else np.full(dim, width)
             break
         width *= 1.25
     o = list(origin) + [0.0] * (3 - dim)
