@@ -24,11 +24,11 @@ def test_every_preset_is_documented():
 
 
 ROOT = DOCS.parent
-# What a user reads: docs, README, the package (docstrings, CLI help, preset files), the page, the benchmarks.
-USER_FACING = ["docs", "README.md", "src", "web/src", "web/index.html", "benchmarks"]
+# What a user reads: docs, README, the package (docstrings, CLI help, presets), the page, benchmarks, examples.
+USER_FACING = ["docs", "README.md", "src", "web/src", "web/index.html", "benchmarks", "examples"]
 # Citations of the project's internal planning documents, which live outside the repository: "SPEC 3.4",
-# "seed 003", "seeds 000, 001" (also broken across a line), "seeds/".
-INTERNAL_CITATION = re.compile(r"\bSPEC\b|[Ss]eeds?\s+00\d|seeds/")
+# "seed 003", "seeds 000, 001" (also broken across a line), "seeds/", "ARCHITECTURE".
+INTERNAL_CITATION = re.compile(r"\bSPEC\b|[Ss]eeds?\s+00\d|seeds/|\bARCHITECTURE\b")
 
 
 def _tracked_text_files(paths: list[str]) -> list[Path]:
