@@ -2,7 +2,7 @@
 
     python examples/game_loop.py --frames 600
 
-The minions preset (seed 001) chases a target; here the "player" walks a circle, the game
+The minions preset (docs/presets.md) chases a target; here the "player" walks a circle, the game
 tells the simulation where it is every frame (``sim.set_target``) and reads the minions'
 positions back as one flat (N, 2) array, as a renderer would.
 """

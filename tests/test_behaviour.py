@@ -68,7 +68,7 @@ class Run:
 
 
 PINNED = {
-    # measured above with seed 003's basic alignment and no spontaneous turns, before the preset
+    # measured above with basic alignment and no spontaneous turns, before the preset
     # switched to inertial spin with turns (tests/test_starlings_behaviour.py covers those)
     "starlings-2d": ("rules.alignment.mode=basic", "turning.enabled=false"),
 }

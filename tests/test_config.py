@@ -23,7 +23,7 @@ from flocksim.scenarios import load_preset, preset_names
 PRESETS = ["crowd", "boids-2d", "starlings-2d", "starlings-3d", "abm-flocking-small", "abm-flocking-large", "enemies"]
 PRESETS += ["vicsek", "couzin"]  # research models (issue 9)
 PRESETS += ["minions", "crowd-maze"]  # game agents (issue 5)
-PRESETS += ["reef", "starlings-3d-large"]  # viewer scenes (issue 6, SPEC 6.9)
+PRESETS += ["reef", "starlings-3d-large"]  # viewer scenes (issue 6)
 PRESETS += ["starlings-3d-waves"]  # turn waves (issue 13)
 
 

@@ -1,4 +1,4 @@
-"""Crowds crossing a maze by flow field (SPEC 3.7): a scaled-down crowd-maze and the preset's own settings."""
+"""Crowds crossing a maze by flow field: a scaled-down crowd-maze and the preset's own settings."""
 
 import numpy as np
 

@@ -1,8 +1,8 @@
-"""Crowds settle without overlaps (issue 5, seed 004): the enemies preset, scaled down.
+"""Crowds settle without overlaps (issue 5): the enemies preset, scaled down.
 
 150 enemies (masses 1 and 3, radii 0.3 and 0.5) start spread over a 40 m x 40 m box and chase
-a player at its centre through a ring of eight rocks, with overlap resolution (1 pass per step,
-seed 004). After 15 s of settling, over the last 2 s: no agent centre inside a rock's body, and
+a player at its centre through a ring of eight rocks, with overlap resolution (1 pass per step).
+After 15 s of settling, over the last 2 s: no agent centre inside a rock's body, and
 the worst agent-agent penetration (r_i + r_j - d) / (r_i + r_j) stays below PENETRATION_BOUND
 (measured 0.10 to 0.14 over seeds 0 to 2, against 0.42 to 0.49 with overlap resolution off;
 one pass per step leaves some overlap inside a crowd pressed toward one point, which the next
@@ -64,7 +64,7 @@ def test_enemies_settle_without_overlaps(seed):
 
 
 def test_planar_enemies_stay_on_the_ground():
-    """3D planar (SPEC 3.11): y never changes, vertical velocity stays 0, rocks are cylinders."""
+    """3D planar: y never changes, vertical velocity stays 0, rocks are cylinders."""
     data = scene(60)
     data["world"]["dim"] = 3
     data["world"]["bounds"]["size"] = [40.0, 10.0, 40.0]

@@ -1,4 +1,4 @@
-"""Reproducibility (SPEC 1.4, ARCHITECTURE "Contracts"): a run is fully determined by its parameters and
+"""Reproducibility: a run is fully determined by its parameters and
 seed, and is bitwise the same whatever numba's thread count (set in process with ``threads=`` or for a
 whole process with NUMBA_NUM_THREADS)."""
 

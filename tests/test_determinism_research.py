@@ -1,4 +1,4 @@
-"""Reproducibility of the stochastic research models (ARCHITECTURE "Contracts"): their noise is pre-drawn
+"""Reproducibility of the stochastic research models: their noise is pre-drawn
 from the run's one Generator outside the parallel loops, so a run is bitwise the same at any thread count,
 continues bitwise from a checkpoint, and changes with the seed."""
 

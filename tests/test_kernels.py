@@ -1,4 +1,4 @@
-"""Scalar kernels (SPEC 3) and space helpers against values worked out by hand.
+"""Scalar kernels and space helpers against values worked out by hand.
 
 Every expected number below is derived in the comment next to it; none is
 computed by calling flocksim code.
@@ -132,7 +132,7 @@ def test_alignment_raw():
 
 
 def test_alignment_raw_no_neighbour_is_zero_not_minus_v():
-    # With no neighbour the rule contributes zero (SPEC 2.3), not mean() - v = -v.
+    # With no neighbour the rule contributes zero, not mean() - v = -v.
     assert alignment_raw(0.0, 0.0, 0.0, 0, 1.0, 2.0, 3.0, 1.0) == (0.0, 0.0, 0.0)
 
 

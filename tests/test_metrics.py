@@ -1,4 +1,4 @@
-"""Metrics (SPEC 5.5, 5.6): polarization, milling, neighbour counts, nearest-neighbour distances, speeds,
+"""Metrics: polarization, milling, neighbour counts, nearest-neighbour distances, speeds,
 the per-step summary row and Simulation.metrics()."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Seed 003's analyses (SPEC 5.6) on hand-made flocks with known answers."""
+"""The murmuration analyses on hand-made flocks with known answers."""
 
 from __future__ import annotations
 

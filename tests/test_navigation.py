@@ -1,4 +1,4 @@
-"""Occupancy grids and flow fields (SPEC 3.7): hand-made grids, walls, unreachable cells, recompute rule."""
+"""Occupancy grids and flow fields: hand-made grids, walls, unreachable cells, recompute rule."""
 
 import math
 

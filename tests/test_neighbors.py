@@ -1,4 +1,4 @@
-"""Neighbour search parity (SPEC 2, ARCHITECTURE "Contracts"): every fast path equals the brute-force
+"""Neighbour search parity: every fast path equals the brute-force
 reference as identical CSR arrays, and the reference equals a plain numpy O(N^2) computation.
 
 Conventions checked: inclusive radius (d^2 <= r^2, squared distances compared), minimum image in

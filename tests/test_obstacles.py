@@ -1,4 +1,4 @@
-"""Obstacles (SPEC 3.9; seed 004): distances, steering push, the obstacle grid, the avoid rule, the schema."""
+"""Obstacles: distances, steering push, the obstacle grid, the avoid rule, the schema."""
 
 import math
 

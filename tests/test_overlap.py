@@ -1,4 +1,4 @@
-"""Overlap resolution (SPEC 4; seed 004): hand-computed cases and grid vs brute-force parity."""
+"""Overlap resolution: hand-computed cases and grid vs brute-force parity."""
 
 import numpy as np
 import pytest
@@ -45,7 +45,7 @@ def test_corrections_from_agents_are_averaged():
 
 def test_obstacle_corrections_are_averaged_apart_and_added():
     """Ten agents around agent 0 (each 0.1 deep) and one rock 0.2 deep: the rock's push-out arrives
-    whole (averaged over the one rock), not 1/11 of it (seed 004)."""
+    whole (averaged over the one rock), not 1/11 of it."""
     rock = build_obstacle_set(Obstacles(circles=[{"center": [5.0, 4.0], "body_radius": 0.5}]), 2, max_agent_radius=0.7)
     angles = np.linspace(0.0, np.pi, 10)
     ring = np.column_stack([5.0 + 0.9 * np.cos(angles), 5.0 + 0.9 * np.sin(angles)])
@@ -86,7 +86,7 @@ def test_coincident_centres_are_skipped_without_nan():
 
 
 def test_planar_ignores_height():
-    """Planar agents (3D, SPEC 3.11) overlap by their x-z distance and are never pushed along y."""
+    """Planar agents (3D) overlap by their x-z distance and are never pushed along y."""
     space = make_space("box", [20.0, 20.0, 20.0])
     obs = build_obstacle_set(Obstacles(), 3, planar=True)
     pos = np.array([[5.0, 5.0, 5.0], [5.4, 9.0, 5.0]])

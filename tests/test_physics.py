@@ -1,5 +1,5 @@
 """Symmetries and robustness of whole steps: permutation, translation, degenerate
-configurations, reproducibility and dead agents (SPEC 1.2, 1.4, 2, 3)."""
+configurations, reproducibility and dead agents."""
 
 from __future__ import annotations
 
@@ -287,7 +287,7 @@ def test_same_seed_gives_bitwise_identical_trajectories(data):
 
 
 def test_initial_speeds_vary():
-    # SPEC 1.4: identical starts look mechanical; speeds are drawn in [0.5, 1] x max_speed by default.
+    # identical starts look mechanical; speeds are drawn in [0.5, 1] x max_speed by default.
     sim = Simulation({"agents": {"n": 100}}, seed=0)
     speed = np.linalg.norm(sim.state.velocity, axis=1)
     assert speed.std() > 0.05

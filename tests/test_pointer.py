@@ -1,4 +1,4 @@
-"""Pointer attract / repel (SPEC 3.10): the turn rule by hand, its properties, and in a Simulation."""
+"""Pointer attract / repel: the turn rule by hand, its properties, and in a Simulation."""
 
 import math
 

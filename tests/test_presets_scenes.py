@@ -1,4 +1,4 @@
-"""The viewer's scenes (SPEC 6.9): the coral reef keeps its fish out of the coral, and the large
+"""The viewer's scenes: the coral reef keeps its fish out of the coral, and the large
 murmuration is starlings-3d at the same density."""
 
 from __future__ import annotations

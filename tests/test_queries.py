@@ -1,4 +1,4 @@
-"""Spatial queries for game code (SPEC 2.6): equal to a brute-force answer on random states."""
+"""Spatial queries for game code: equal to a brute-force answer on random states."""
 
 import numpy as np
 import pytest

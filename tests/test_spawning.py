@@ -1,4 +1,4 @@
-"""Adding and removing agents while running (SPEC 1.5): stable ids, consistent arrays, clear errors."""
+"""Adding and removing agents while running: stable ids, consistent arrays, clear errors."""
 
 from dataclasses import fields
 

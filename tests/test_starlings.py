@@ -1,4 +1,4 @@
-"""Seed 003's starling rules, against numbers computed by hand (SPEC 5.1-5.4).
+"""The starling rules (docs/starlings.md), against numbers computed by hand.
 
 Inertial spin: torque = mean of h_i x h_j (2D: mean sin(theta_j - theta_i)), per frame
 s <- s + J tau - (eta/chi) s with J = coupling x w_ali, omega = s/chi clamped to max_turn rad

@@ -1,4 +1,4 @@
-"""Starling behaviour over several seeds (SPEC 5.1, 5.2, 3.8).
+"""Starling behaviour over several seeds.
 
 Propagation of a turn by inertial spin. A polarized strip of birds (3 wide along the flight
 direction x, 60 long along y, 10 units apart with +-1 jitter, headings +x with 1 degree of

@@ -1,4 +1,4 @@
-"""Targets, attack slots, random offsets, attack range and the minions preset (SPEC 3.6; seed 001)."""
+"""Targets, attack slots, random offsets, attack range and the minions preset."""
 
 import math
 import re
@@ -128,7 +128,7 @@ def test_checkpoint_round_trip_keeps_slots_and_targets():
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_minions_stop_in_distinct_slots_without_orbiting(seed):
-    """Seed 001's minions chase the walking target, then it stops: after settling every minion is
+    """The minions chase the walking target, then it stops: after settling every minion is
     within the stop radius of its own slot, nearly still, and no two share a point."""
     p = load_preset("minions")
     sim = Simulation(p, seed=seed)

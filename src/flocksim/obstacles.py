@@ -1,13 +1,13 @@
-"""The obstacle set the kernels read (SPEC 3.9, 2.4): flat arrays plus a uniform grid.
+"""The obstacle set the kernels read: flat arrays plus a uniform grid.
 
 Built once from ``params.obstacles`` (obstacles are static). Each obstacle is listed in every
 cell that its core's bounding box, grown by its reach, touches; reach = max(influence radius,
 body radius + the largest agent body radius), so the cell of an agent lists every obstacle
-that can steer it or overlap it. The cell width follows the largest reach of a circle (seed
-004: the obstacle grid's cell size follows the largest influence radius); with no circles,
-the largest reach of any obstacle. The cell count is capped near 8 per obstacle and the cell
-lists at :func:`flocksim.budgets.max_obstacle_entries` entries (cells grow by 1.25x until both
-fit). Planar agents ignore y: the grid then has one cell along y.
+that can steer it or overlap it. The cell width follows the largest reach of a circle (so it
+is at least the largest influence radius); with no circles, the largest reach of any obstacle.
+The cell count is capped near 8 per obstacle and the cell lists at
+:func:`flocksim.budgets.max_obstacle_entries` entries (cells grow by 1.25x until both fit).
+Planar agents ignore y: the grid then has one cell along y.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ BoundsKind = Literal["box", "ellipsoid", "periodic", "open"]
 
 
 class Bounds(Strict):
-    """The region agents live in (SPEC 3.8).
+    """The region agents live in.
 
     ``box`` and ``periodic`` span [0, size_k) on each axis; ``ellipsoid`` is
     centred on the origin with semi-axes ``size``; ``open`` has no walls.
@@ -109,7 +109,7 @@ class World(Strict):
 
 
 class InitialConditions(Strict):
-    """How agents start (SPEC 1.4).
+    """How agents start.
 
     Positions are uniform in the region (``fill`` of it, centred). Velocities:
     ``random`` draws uniform headings; ``aligned`` draws headings around
@@ -149,7 +149,7 @@ PerAgent = float | list[float]
 
 
 class AgentKind(Strict):
-    """One kind of agent in a mixed population (seed 004: light and heavy enemies)."""
+    """One kind of agent in a mixed population (e.g. light and heavy enemies)."""
 
     fraction: float = quantity(1.0, "fraction", "Share of the agents of this kind", gt=0.0, le=1.0)
     mass: float = quantity(1.0, "mass units", "Mass of this kind", gt=0.0, le=1e12)
@@ -157,7 +157,7 @@ class AgentKind(Strict):
 
 
 class Agents(Strict):
-    """Agent count, speed and force limits, bodies (SPEC 1.1, 1.3)."""
+    """Agent count, speed and force limits, bodies."""
 
     n: int = quantity(300, "agents", "Number of agents at the start", ge=0, le=50_000_000)
     max_speed: float = quantity(5.0, "units/s", "Speed limit", gt=0.0, le=1e9)
@@ -189,7 +189,7 @@ class Agents(Strict):
     )
     planar: bool = Field(
         False,
-        description="Ground agents (SPEC 3.11): in 3D they move in the x-z plane (velocity y removed; overlaps and "
+        description="Ground agents: in 3D they move in the x-z plane (velocity y removed; overlaps and "
         "obstacles ignore y); allowed: true | false (true needs world.dim = 3).",
     )
     init: InitialConditions = Field(default_factory=InitialConditions, description="Initial conditions.")
@@ -217,7 +217,7 @@ class Agents(Strict):
 
 
 class Neighbors(Strict):
-    """Which agents an agent reacts to (SPEC 2).
+    """Which agents an agent reacts to.
 
     ``metric``: everyone within each rule's radius. ``topological``: the k
     nearest (ties broken by id), whatever their distance; separation still
@@ -234,10 +234,10 @@ class Neighbors(Strict):
 
 
 class Separation(Strict):
-    """Move away from close neighbours, harder when closer (SPEC 3.1).
+    """Move away from close neighbours, harder when closer.
 
-    ``raw`` (seed 000): d = sum (p_i - p_j) / max(|p_i - p_j|^2, eps).
-    ``minion`` (seed 001): d = sum over 0 < min_distance < |p_i - p_j| of
+    ``raw``: d = sum (p_i - p_j) / max(|p_i - p_j|^2, eps).
+    ``minion``: d = sum over 0 < min_distance < |p_i - p_j| of
     (p_i - p_j)/|p_i - p_j| / |p_i - p_j|. Both only over neighbours
     closer than ``radius``.
     """
@@ -252,23 +252,24 @@ class Separation(Strict):
 
 
 FRAME = 1.0 / 60.0
-"""Seed 003's frame [s]: its inertial-spin numbers (J, chi, eta, the 0.35 rad turn limit) are
-per frame of a 60 Hz display; flocksim converts them with frames per step = world.dt / FRAME."""
+"""The reference starling simulator's frame [s]: its inertial-spin numbers (J, chi, eta, the 0.35 rad
+turn limit) are per frame of a 60 Hz display; flocksim converts them with frames per step = world.dt / FRAME."""
 
 
 class Alignment(Strict):
-    """Align with the neighbours (SPEC 3.2, 5.1).
+    """Align with the neighbours.
 
     ``basic``: steer toward the neighbours' mean velocity. ``inertial-spin``
-    (Cavagna et al.'s inertial spin model, as simplified by seed 003): a spin s
-    per agent; torque tau = mean over neighbours of h_i x h_j (unit headings;
-    2D: its z component is the mean of sin(theta_j - theta_i)); per frame
+    (Cavagna et al.'s inertial spin model, as simplified by the reference
+    starling simulator, docs/starlings.md): a spin s per agent; torque tau =
+    mean over neighbours of h_i x h_j (unit headings; 2D: its z component is
+    the mean of sin(theta_j - theta_i)); per frame
     s <- s + J tau - (eta/chi) s with J = coupling x weight; the velocity turns
     at omega = s/chi (rad per frame, |omega| <= max_turn); no alignment force
     keeps the speed up, which ``rules.cruise`` does. Per step of world.dt the frame update
     is scaled by f = world.dt / (1/60 s): s <- s + f (J tau - (eta/chi) s), turn
-    angle f omega. Coefficients chi, eta, coupling and max_turn are in seed
-    003's frame units (1 frame = 1/60 s).
+    angle f omega. Coefficients chi, eta, coupling and max_turn are in
+    that simulator's frame units (1 frame = 1/60 s).
     """
 
     weight: float = quantity(1.0, "", "Weight w_ali", ge=0.0, le=1e6)
@@ -283,10 +284,10 @@ class Alignment(Strict):
         0.2, "frame units", "Damping eta of inertial-spin: the spin decays by eta/chi per frame", ge=0.0, le=1e6
     )
     coupling: float = quantity(
-        0.06, "frame units", "Torque coupling per unit weight: J = coupling x weight (seed 003: 0.06)", ge=0.0, le=1e6
+        0.06, "frame units", "Torque coupling per unit weight: J = coupling x weight", ge=0.0, le=1e6
     )
     max_turn: float = quantity(
-        0.35, "rad/frame", "Largest angular velocity |omega| of inertial-spin (seed 003: 0.35)", gt=0.0, le=3.14159
+        0.35, "rad/frame", "Largest angular velocity |omega| of inertial-spin", gt=0.0, le=3.14159
     )
 
 
@@ -308,14 +309,14 @@ class Cruise(Strict):
 
 
 class Cohesion(Strict):
-    """Steer toward the neighbours' mean position (SPEC 3.3)."""
+    """Steer toward the neighbours' mean position."""
 
     weight: float = quantity(1.0, "", "Weight w_coh", ge=0.0, le=1e6)
     radius: float = quantity(3.0, "units", "Cohesion radius (metric mode)", ge=0.0, le=1e9)
 
 
 class Slots(Strict):
-    """Per-agent seek points around a group's target so agents do not pile on one point (SPEC 3.6, seed 001).
+    """Per-agent seek points around a group's target so agents do not pile on one point.
 
     ``ring``: attack slots evenly spaced on rings around the target (first ring at ``radius``, next
     rings ``spacing`` further out, neighbouring slots ``spacing`` apart along a ring; 3D: rings in
@@ -336,7 +337,7 @@ class Slots(Strict):
 
 
 class Seek(Strict):
-    """Desired velocity toward a target point, with arrival (SPEC 3.6).
+    """Desired velocity toward a target point, with arrival.
 
     Desired speed is max_speed outside ``arrival_radius``, falls linearly to
     zero at ``stop_radius`` inside it, and is zero (brake) inside
@@ -346,8 +347,8 @@ class Seek(Strict):
     seeks its own point around its group's target. Closer than
     ``attack_range`` to its own seek point an agent's seek weight is
     multiplied by ``attack_weight`` and its alignment and cohesion are off
-    (seed 001: in combat range switch from flocking to the slot or a stop
-    rule; separation still keeps agents apart).
+    (in combat range an agent holds its slot instead of flocking; separation
+    still keeps agents apart).
     """
 
     weight: float = quantity(0.0, "", "Weight w_target (0 = off)", ge=0.0, le=1e6)
@@ -396,20 +397,20 @@ class Seek(Strict):
 
 
 class BoundsRule(Strict):
-    """Soft walls turning agents inward (SPEC 3.8); see world.bounds."""
+    """Soft walls turning agents inward; see world.bounds."""
 
     weight: float = quantity(1.0, "", "Weight of the wall push", ge=0.0, le=1e6)
 
 
 class Avoid(Strict):
-    """Obstacle avoidance steering (SPEC 3.9, seed 004; obstacles in the ``obstacles`` block).
+    """Obstacle avoidance steering (obstacles in the ``obstacles`` block).
 
     Each obstacle closer than its influence radius (distance d from its core: centre, segment
     or box) pushes with (away/d) (1 - d/influence); the pushes are summed (not averaged), the
     sum is capped at length ``cap`` and the agent accelerates by weight x strength x that
     (added like the wall push, after the steering sum, in both steering conventions). With
     ``look_ahead`` > 0 the push at the agent's predicted position p + v look_ahead is added
-    before the cap, so agents turn before they reach an obstacle's influence (seed 000).
+    before the cap, so agents turn before they reach an obstacle's influence.
     """
 
     weight: float = quantity(1.0, "", "Weight w_avoid (0 = off)", ge=0.0, le=1e6)
@@ -419,7 +420,7 @@ class Avoid(Strict):
 
 
 class Rules(Strict):
-    """Steering rules and how their forces combine (SPEC 3.4).
+    """Steering rules and how their forces combine.
 
     ``reynolds``: every rule's desired direction d becomes
     limit((max_speed * d/|d| - v) / response_time, max_force) (zero when
@@ -450,7 +451,7 @@ class Rules(Strict):
 
 
 class PanicMultipliers(Strict):
-    """Rule-weight multipliers of birds inside a predator's detection distance (seed 003).
+    """Rule-weight multipliers of birds inside a predator's detection distance.
 
     The default (separation 1.5, alignment 1.5, cohesion 0.5) spreads a chased
     flock; separation 0.6, alignment 1.5, cohesion 2.0 makes it cluster.
@@ -462,7 +463,7 @@ class PanicMultipliers(Strict):
 
 
 class Predator(Strict):
-    """Predators that chase the flock (SPEC 5.2, seed 003).
+    """Predators that chase the flock (docs/starlings.md).
 
     Each predator pursues its target's predicted position p + v * lead
     (lead = min(distance / predator speed, lead_max)) at a constant speed,
@@ -506,7 +507,7 @@ class Predator(Strict):
 
 
 class SpontaneousTurning(Strict):
-    """Spontaneous collective turns (SPEC 5.3; seed 003, after Attanasi et al. 2014, 2015).
+    """Spontaneous collective turns (after Attanasi et al. 2014, 2015; docs/starlings.md).
 
     At random times (exponential intervals with mean ``mean_interval``; a turn
     due while the previous wave still runs waits for its end) the bird farthest
@@ -538,7 +539,7 @@ class SpontaneousTurning(Strict):
 
 
 class Navigation(Strict):
-    """Path-finding by flow field (SPEC 3.7, seed 001): agents seek along a field, flocking corrects locally.
+    """Path-finding by flow field: agents seek along a field, flocking corrects locally.
 
     A 2D occupancy grid of ``cell_size`` cells whose lower-left corner is at ``origin`` (2D: x, y;
     3D: the x-z ground plane) comes from ``map`` (text rows, the first row on top = highest
@@ -610,7 +611,7 @@ def _point(doc: str) -> Any:
 
 
 class Circle(Strict):
-    """A round obstacle: circle (2D), sphere (3D), vertical cylinder (planar 3D) (SPEC 3.9, seed 004)."""
+    """A round obstacle: circle (2D), sphere (3D), vertical cylinder (planar 3D)."""
 
     center: Vector = _point("Centre")
     body_radius: float = quantity(0.5, "units", "Solid radius (agents are kept out of it)", ge=0.0, le=1e9)
@@ -636,7 +637,7 @@ class Box(Strict):
 
 
 class Obstacles(Strict):
-    """Static obstacles (SPEC 3.9, 4.4; seed 004): circles/spheres, wall segments and boxes.
+    """Static obstacles: circles/spheres, wall segments and boxes.
 
     Each has a core (a point, a segment, a solid box), a body radius around the core (the
     solid part: overlap resolution keeps agents' bodies out of it, as an infinite mass) and an
@@ -665,7 +666,7 @@ class Obstacles(Strict):
 
 
 class Overlap(Strict):
-    """Overlap resolution (SPEC 4, seed 004): position corrections after integration.
+    """Overlap resolution: position corrections after integration.
 
     Agents i, j overlapping (d < r_i + r_j) share the penetration by mass: i moves
     m_j/(m_i + m_j) of it away from j (a displacement, no dt). Corrections from agents are
@@ -675,11 +676,11 @@ class Overlap(Strict):
     """
 
     enabled: bool = Field(False, description="Resolve overlaps after every step; allowed: true | false.")
-    iterations: int = quantity(1, "passes", "Relaxation passes per step (seed 004: 1)", ge=1, le=100)
+    iterations: int = quantity(1, "passes", "Relaxation passes per step", ge=1, le=100)
 
 
 class Pointer(Strict):
-    """Pointer attract / repel (SPEC 3.10, seed 002): the viewer's mouse, or
+    """Pointer attract / repel: the viewer's mouse, or
     ``Simulation.set_pointer(point, mode)``.
 
     While a pointer is active, after every step each alive agent within ``radius`` of
@@ -719,7 +720,7 @@ class ModelBase(Strict):
 
 class ReynoldsParams(ModelBase):
     """Reynolds boids and its descendants: separation, alignment, cohesion,
-    seek and soft walls, summed per agent (SPEC 3; Reynolds 1987)."""
+    seek and soft walls, summed per agent (Reynolds 1987)."""
 
     model: Literal["reynolds"] = Field("reynolds", description="Model: reynolds | abm-flocking | vicsek | couzin.")
     agents: Agents = Field(default_factory=Agents, description="Agents.")

@@ -1,4 +1,4 @@
-"""Perturbations (SPEC 5.4): turn the birds around a chosen bird, to watch the change spread."""
+"""Perturbations: turn the birds around a chosen bird, to watch the change spread."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from flocksim.space import Space, displacement_array
 from flocksim.state import FlockState
 
 UP_3D = (0.0, 1.0, 0.0)
-"""The vertical axis of 3D scenes (+y, SPEC 3.11)."""
+"""The vertical axis of 3D scenes (+y)."""
 
 
 def perturbed_rows(

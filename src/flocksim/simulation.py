@@ -103,12 +103,12 @@ class Simulation:
         self.state = self.model.initial_state(self.rng)
         self.check_neighbor_budget()
         self.steps = 0
-        self._in_step = False  # spawns and removals requested meanwhile wait for the step's end (SPEC 1.5)
+        self._in_step = False  # spawns and removals requested meanwhile wait for the step's end
         self._pending: list[tuple[str, Any]] = []
         self._index: SpatialIndex | None = None
         self._index_key: tuple[int, int] | None = None
         self._version = 0  # bumped by every change of the agent set, so queries rebuild their grid
-        # the predator and spontaneous turns of params.predator / params.turning (SPEC 5.2, 5.3)
+        # the predator and spontaneous turns of params.predator / params.turning
         self.components: list[Component] = default_components(self)
         self.recorder = recorder
         if recorder is not None:
@@ -160,7 +160,7 @@ class Simulation:
         radius: Any = None,
         kind: Any = 0,
     ) -> np.ndarray:
-        """Add agents; returns their new stable ids (SPEC 1.5). See :mod:`flocksim.spawning`.
+        """Add agents; returns their new stable ids. See :mod:`flocksim.spawning`.
 
         ``positions`` (M, dim) [units]; ``velocities`` (M, dim) [units/s], zero when None;
         ``kind`` one value or M; ``mass`` / ``radius`` one value or M, by default those of the
@@ -196,7 +196,7 @@ class Simulation:
         return ids
 
     def remove_agents(self, ids: Any) -> None:
-        """Remove agents by stable id (SPEC 1.5): their rows stay with ``alive = False``. Called
+        """Remove agents by stable id: their rows stay with ``alive = False``. Called
         while a step is in flight, the removal takes effect after the step; otherwise at once.
         An unknown or already removed id raises ValueError naming it; no ids is a no-op."""
         if np.size(ids) == 0:
@@ -238,12 +238,12 @@ class Simulation:
         self._index = None
 
     def query_radius(self, point: Any, r: float, out: np.ndarray | None = None) -> np.ndarray:
-        """Ids of the alive agents within ``r`` [units] of ``point`` (inclusive), ascending (SPEC 2.6).
+        """Ids of the alive agents within ``r`` [units] of ``point`` (inclusive), ascending.
         ``out``: an int64 buffer reused when large enough (no allocation); a view of it is returned."""
         return self.spatial_index().radius(point, r, out)
 
     def query_nearest(self, point: Any, k: int, out: np.ndarray | None = None) -> np.ndarray:
-        """Ids of the ``k`` alive agents nearest ``point``, nearest first, ties to the lower id (SPEC 2.6).
+        """Ids of the ``k`` alive agents nearest ``point``, nearest first, ties to the lower id.
         ``out``: an int64 buffer of length >= k, filled and returned as a view."""
         return self.spatial_index().nearest(point, k, out)
 
@@ -256,18 +256,18 @@ class Simulation:
 
     @property
     def caught(self) -> int:
-        """Birds caught by predators so far (0 without predators; SPEC 5.2)."""
+        """Birds caught by predators so far (0 without predators)."""
         return sum(int(getattr(c, "caught", 0)) for c in self.components)
 
     @property
     def remaining(self) -> int:
-        """Birds still alive (SPEC 5.2)."""
+        """Birds still alive."""
         return self.state.n_alive
 
     def perturb_turn(
         self, center_id: int = 0, radius: float | None = None, count: int | None = None, angle_deg: float = 120.0
     ) -> np.ndarray:
-        """Turn the birds around bird ``center_id`` by ``angle_deg`` now (SPEC 5.4): positive left,
+        """Turn the birds around bird ``center_id`` by ``angle_deg`` now: positive left,
         negative right, relative to their headings (3D: about the vertical +y axis, seen from above).
         ``radius``: the living birds within it; ``count``: the nearest ``count`` (the bird included);
         neither: the bird and its 7 nearest. Returns the rows turned. See :mod:`flocksim.perturbation`."""
@@ -277,7 +277,7 @@ class Simulation:
 
     def set_target(self, group: int | None, point: Any) -> None:
         """Move the seek target of group ``group`` (agents of that kind), or with None the shared
-        target, to ``point`` [units]; takes effect at the next step (SPEC 3.6). Needs
+        target, to ``point`` [units]; takes effect at the next step. Needs
         rules.seek.weight > 0. See :class:`flocksim.scenarios.targets.Targets`."""
         self._targets("set_target").set_target(group, point)
 
@@ -286,7 +286,7 @@ class Simulation:
         self._targets("set_agent_targets").set_agent_targets(ids, points)
 
     def set_pointer(self, point: Any, mode: str) -> None:
-        """Pointer attract / repel (SPEC 3.10): ``mode`` "attract" or "repel" at ``point``
+        """Pointer attract / repel: ``mode`` "attract" or "repel" at ``point``
         (world.dim numbers [units]) from the next step on, until ``mode`` "off" (point ignored).
         Each alive agent within ``params.pointer.radius`` (0 = all) turns toward / away from the
         point by at most ``params.pointer.turn_rate_deg`` [deg/s] x dt per step, keeping its

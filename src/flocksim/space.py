@@ -1,4 +1,4 @@
-"""Space: where agents live (SPEC 3.8).
+"""Space: where agents live.
 
 Like jax-md's (displacement, shift) pair, code past this module never looks at
 the box: it calls :func:`displacement` for the vector from one point to another

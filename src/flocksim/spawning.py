@@ -1,4 +1,4 @@
-"""Adding and removing agents while a simulation runs (SPEC 1.5; seed 004's pending-removal list).
+"""Adding and removing agents while a simulation runs.
 
 Rows are never reordered or reused: a new agent is a new row at the end with the next unused
 id, a removed agent keeps its row with ``alive = False`` (the mechanism predator catches use),

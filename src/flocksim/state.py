@@ -1,15 +1,14 @@
-"""FlockState: the structure-of-arrays state of a flock (SPEC 1.1).
+"""FlockState: the structure-of-arrays state of a flock.
 
 Row ``r`` of every array is one agent; ``ids[r]`` is its stable id, which
 never changes and is never reused. Dead agents keep their row with
 ``alive[r] = False`` and take no part in neighbourhoods or integration.
 Positions are in world units, velocities in units/s.
 
-``spin`` (N, 3) is the inertial-spin state s of every agent (SPEC 1.1, 5.1;
-only its z component is used in 2D; zero unless the alignment mode is
+``spin`` (N, 3) is the inertial-spin state s of every agent (only
+its z component is used in 2D; zero unless the alignment mode is
 ``inertial-spin``). ``turning`` (N,) marks the agents that turned in a
-spontaneous turn during the last step (SPEC 5.3; the viewer paints them
-yellow). Both default to zeros of the right shape.
+spontaneous turn during the last step (the viewer paints them yellow). Both default to zeros of the right shape.
 """
 
 from __future__ import annotations

@@ -277,7 +277,7 @@ export class ObstacleLayer {
 }
 
 /**
- * The region's outline (SPEC 3.8): a rectangle or box for box/periodic worlds (periodic dashed),
+ * The region's outline: a rectangle or box for box/periodic worlds (periodic dashed),
  * an ellipse or three ellipses for ellipsoids, nothing for open worlds.
  */
 export class BoundsOutline {

@@ -1,6 +1,6 @@
 /**
  * flocksim viewer page: connects to the server's `/ws`, draws its frames with three.js and wires
- * every control of SPEC 6 (scene, reset, 2D/3D, clean mode, Basic/Expert panels, status bar,
+ * every control of the page (scene, reset, 2D/3D, clean mode, Basic/Expert panels, status bar,
  * turns, pause and replay, recording, pointer attract/repel). See docs/viewer.md.
  *
  * A test hook is exposed on `window.flocksim` (frames drawn, last status, parameters, paused,
@@ -22,7 +22,7 @@ import { ReplayStore } from "./replay.js";
 import { restoringChanges } from "./schema.js";
 import { ErrorBanner, StatusBar, byId, el } from "./ui.js";
 
-/** Replay speeds offered (SPEC 6.6); the default is 0.25x. */
+/** Replay speeds offered; the default is 0.25x. */
 export const REPLAY_SPEEDS = [0.1, 0.25, 0.5, 1];
 const DEFAULT_REPLAY_SPEED = 0.25;
 /** A recording with "force a turn" sends `turn` this long after it starts [s]. */

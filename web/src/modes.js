@@ -2,7 +2,7 @@
  * The 2D/3D switch: which message turns the current scene into its other-dimension variant.
  *
  * A shipped preset named `NAME-2d` / `NAME-3d` whose counterpart exists is switched by preset
- * (starlings-2d <-> starlings-3d: seed 003's two modes, each with its own tuned world). Any other
+ * (starlings-2d <-> starlings-3d: two modes, each with its own tuned world). Any other
  * parameter set is switched with one `set`: `world.dim`, the region's sizes (a third side equal
  * to the smaller of the first two, or dropped), obstacle points and the seek target given a
  * middle third coordinate (or dropping it), and `agents.planar` off for 2D. The server validates

@@ -1,5 +1,5 @@
 /**
- * The parameter panels (SPEC 6.2): Basic (a few choices, each shown only when the current model
+ * The parameter panels: Basic (a few choices, each shown only when the current model
  * has the field) and Expert (every parameter, generated from the model's JSON Schema with its
  * unit and allowed range). Every change is sent as a `set` message; the server validates it and
  * answers with `params` (shown here) or `error` (shown in the banner).
@@ -111,7 +111,7 @@ const BASIC_FIELDS = [
   ["turning.enabled", "Spontaneous turning", "basic-turning"],
   ["agents.n", "Agents", "basic-agents"],
 ];
-/** Live weight sliders (seed 002's 2D demo): [dotted key, label, element id]. */
+/** Live weight sliders (as in 2D boids demos): [dotted key, label, element id]. */
 const WEIGHT_FIELDS = [
   ["rules.separation.weight", "Separation", "basic-w-separation"],
   ["rules.alignment.weight", "Alignment weight", "basic-w-alignment"],

@@ -1,5 +1,5 @@
 /**
- * Replay buffer (SPEC 6.6): the last 10 s of frames, sampled at 30 per second of wall-clock time
+ * Replay buffer: the last 10 s of frames, sampled at 30 per second of wall-clock time
  * as they are drawn, and interpolation between stored frames for slow-motion replay.
  *
  * Frames are kept decoded (typed-array views on the received buffers, nothing copied). Time in
@@ -159,7 +159,7 @@ export function interpolateFrames(a, b, f, period = null) {
 }
 
 /**
- * One replay buffer per mode (2D, 3D; SPEC 6.7): switching mode keeps the other mode's frames.
+ * One replay buffer per mode (2D, 3D): switching mode keeps the other mode's frames.
  */
 export class ReplayStore {
   constructor() {

@@ -2,10 +2,10 @@
 (see :class:`flocksim.simulation.Component`).
 
 :func:`default_components` builds the ones a parameter set switches on:
-``predator`` (:class:`Predators`, SPEC 5.2), ``turning``
-(:class:`SpontaneousTurning`, SPEC 5.3) and, when agents seek,
-``targets`` (:class:`flocksim.scenarios.targets.Targets`, SPEC 3.6, 3.7), in that order.
-``pointer`` (:class:`PointerSteering`, SPEC 3.10) is added by ``Simulation.set_pointer``.
+``predator`` (:class:`Predators`), ``turning``
+(:class:`SpontaneousTurning`) and, when agents seek,
+``targets`` (:class:`flocksim.scenarios.targets.Targets`), in that order.
+``pointer`` (:class:`PointerSteering`) is added by ``Simulation.set_pointer``.
 """
 
 from __future__ import annotations

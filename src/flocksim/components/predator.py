@@ -1,11 +1,11 @@
-"""Predators (SPEC 5.2; seed 003): a Simulation component.
+"""Predators (docs/starlings.md): a Simulation component.
 
 Each step, before the birds move, every predator (re)chooses its target,
 steers toward the target's predicted position with a limited turn rate and
 moves; the birds' kernels then read the predators' new positions (through
 ``model.predators``) and flee. After the step a predator whose target is
 within ``catch_radius`` catches it: the bird is removed (``alive = False``),
-so the step in flight never sees a half-removed flock (SPEC 1.5).
+so the step in flight never sees a half-removed flock.
 
 Rules (parameters in ``params.predator``):
 

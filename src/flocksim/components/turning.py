@@ -1,4 +1,4 @@
-"""Spontaneous collective turns (SPEC 5.3; seed 003): a Simulation component.
+"""Spontaneous collective turns (after Attanasi et al. 2014, 2015): a Simulation component.
 
 A turn ("wave") starts at random times: the waiting times are exponential with
 mean ``turning.mean_interval``, drawn from the simulation's generator; a turn
@@ -8,8 +8,8 @@ When a wave starts at time t0, from the living birds:
 
 - mean heading H (normalised sum of unit headings) and centroid C;
 - a lateral direction u perpendicular to H, on a side drawn at random: in 2D
-  u = +-(H rotated by 90 degrees); in 3D +-(H x up) normalised, up = +y
-  (SPEC 3.11), i.e. a horizontal side (a vertical H falls back to +-(H x x));
+  u = +-(H rotated by 90 degrees); in 3D +-(H x up) normalised, up = +y,
+  i.e. a horizontal side (a vertical H falls back to +-(H x x));
 - the edge bird: the largest (p - C) . u; the initiators: it and its
   ``initiators - 1`` nearest birds (lowest row on a tie);
 - the turn axis n = H x (-u) normalised: rotating H about n turns it inward,
@@ -25,7 +25,7 @@ exactly angle_deg. The rotation is handed to the kernel (``model.turn``);
 separation, alignment, cohesion and the walls keep acting. Birds that turn in
 a step are marked in ``state.turning``. Birds born after a wave started do not
 take part in it; dead birds stop. The start times are imposed, not emergent
-(seed 003 says so too).
+(as in the reference starling simulator).
 
 Centroid and distances use plain coordinates: meant for bounded (box,
 ellipsoid, open) spaces, not for a flock wrapped across a periodic edge.
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from flocksim.simulation import Simulation
 
 UP_3D = np.array([0.0, 1.0, 0.0])
-"""The vertical axis of 3D scenes (+y, SPEC 3.11)."""
+"""The vertical axis of 3D scenes (+y)."""
 
 
 class SpontaneousTurning:

@@ -1,13 +1,13 @@
-"""Overlap resolution on the CPU (SPEC 4): the grid pass, its brute-force reference, the driver.
+"""Overlap resolution on the CPU: the grid pass, its brute-force reference, the driver.
 
 Each relaxation pass is two-phase like a step: every agent's correction is computed from one
 snapshot of the positions into its own row of a buffer, then all are applied. Agent pairs
 come from a coherent grid (:mod:`flocksim.neighbors.coherent`: agents and their radii and
-masses copied into cell order) whose cells are at least twice the largest body radius (seed
-004), so the 3x3 (3x3x3) block around an agent holds every agent it can overlap; it is scanned
+masses copied into cell order) whose cells are at least twice the largest body radius,
+so the 3x3 (3x3x3) block around an agent holds every agent it can overlap; it is scanned
 as runs of slots in cell order (z, y, x; by index inside a cell). The brute-force pass visits
 every pair and is the reference the grid pass is tested against (equal up to the order of
-summation). Planar agents (SPEC 3.11) ignore y: their grid has one cell along y.
+summation). Planar agents ignore y: their grid has one cell along y.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def step_reynolds(model: ReynoldsModel, state: FlockState, nbrs: NeighborList, d
     )
     integrate_all(state.position, state.velocity, state.alive, buf, aux, inputs, state.dim, model.space, dt, c)
     overlap = model.params.overlap
-    if overlap.enabled:  # position constraints after integration (SPEC 4); buf is free again
+    if overlap.enabled:  # position constraints after integration; buf is free again
         s = state
         obstacles = model.obstacle_set(s)
         resolve_overlaps(s.position, s.alive, s.radius, s.mass, model.space, obstacles, overlap.iterations,

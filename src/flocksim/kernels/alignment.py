@@ -1,4 +1,4 @@
-"""Basic alignment (SPEC 3.2): steer toward the neighbours' mean velocity."""
+"""Basic alignment: steer toward the neighbours' mean velocity."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cohesion (SPEC 3.3): steer toward the neighbours' mean position.
+"""Cohesion: steer toward the neighbours' mean position.
 
 Works on summed displacements (p_j - p_i, minimum image in periodic space),
 so mean(p_j) - p_i is well defined across a periodic edge.
@@ -13,7 +13,7 @@ from flocksim.kernels.compile import device
 def cohesion_offset(sum_dx, sum_dy, sum_dz, count):
     """mean(p_j) - p_i from the summed displacements; zero with no neighbour.
 
-    It is both seed 000's raw force and the desired direction for steering.
+    It is both the raw force (``clamped-sum``) and the desired direction for steering.
     """
     if count == 0:
         return 0.0, 0.0, 0.0

@@ -1,11 +1,11 @@
-"""Inertial-spin alignment (SPEC 5.1; Cavagna et al. 2015, as simplified by seed 003).
+"""Inertial-spin alignment (Cavagna et al. 2015, as simplified by the reference starling simulator).
 
 Each agent carries a spin s (three components; z only in 2D). Per frame of
 1/60 s: torque tau = mean over neighbours of h_i x h_j (unit headings), spin
 s <- s + J tau - (eta/chi) s, angular velocity omega = s/chi clamped to
 ``max_turn`` rad per frame; the velocity is rotated by omega. A step of
 ``frames`` frames (world.dt / (1/60 s)) scales the per-frame increments by
-``frames``, so that at dt = 1/60 s the update is exactly seed 003's.
+``frames``, so that at dt = 1/60 s the update is exactly that simulator's.
 In 2D the torque's z component is sin(theta_j - theta_i): positive when the
 neighbour heads counterclockwise of the agent, which turns the agent
 counterclockwise toward it.

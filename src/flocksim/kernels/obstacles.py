@@ -1,12 +1,12 @@
-"""Static obstacles (SPEC 3.9, 4.4; seed 004): distance to an obstacle, steering push, overlap push-out.
+"""Static obstacles: distance to an obstacle, steering push, overlap push-out.
 
 An obstacle is a core (a point, a segment or a solid axis-aligned box) with a body radius
 around it and an influence radius measured from it. For an agent at p, :func:`core_offset`
 gives the unit direction u from the core's closest point toward p and the signed distance d
 from the core (negative inside a box: the depth below its nearest face, u along that face's
-normal). Planar agents (SPEC 3.11) ignore the y axis: circles become vertical cylinders.
+normal). Planar agents ignore the y axis: circles become vertical cylinders.
 
-- steering (seed 004): inside the influence radius, push u (1 - max(d, 0)/influence);
+- steering: inside the influence radius, push u (1 - max(d, 0)/influence);
   pushes are summed over obstacles, never averaged; the receiver caps the sum;
 - overlap: closer than r_agent + body, push out by u (r_agent + body - d) (the obstacle has
   infinite mass); corrections from several obstacles are averaged.
@@ -30,7 +30,7 @@ SEGMENT = 1
 BOX = 2
 
 COINCIDENT2 = 1e-8
-"""Squared distances below this have no defined direction (seed 004)."""
+"""Squared distances below this have no defined direction."""
 
 
 @device
@@ -102,7 +102,7 @@ def core_offset(px, py, pz, kind, ax, ay, az, bx, by, bz, planar):
 
 @device
 def steering_push(ux, uy, uz, d, influence):
-    """Seed 004's push u (1 - d/influence) inside the influence radius (d <= 0: full push u), else 0."""
+    """The steering push u (1 - d/influence) inside the influence radius (d <= 0: full push u), else 0."""
     if d >= influence:
         return 0.0, 0.0, 0.0
     f = 1.0 - max(d, 0.0) / influence

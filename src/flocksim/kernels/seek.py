@@ -1,4 +1,4 @@
-"""Seek with arrival (SPEC 3.6; seeds 000, 001)."""
+"""Seek with arrival (Reynolds 1999)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Separation (SPEC 3.1): move away from close neighbours, harder when closer.
+"""Separation: move away from close neighbours, harder when closer.
 
 Per-pair terms take the displacement (dx, dy, dz) from the agent to its
 neighbour and its squared length d2; the rule sums them over neighbours
@@ -12,9 +12,9 @@ import math
 from flocksim.kernels.compile import device
 
 SEPARATION_RAW = 0
-"""Seed 000: (p_i - p_j) / max(|p_i - p_j|^2, eps)."""
+"""Raw form: (p_i - p_j) / max(|p_i - p_j|^2, eps)."""
 SEPARATION_MINION = 1
-"""Seed 001: (p_i - p_j)/|p_i - p_j| / |p_i - p_j|, skipping pairs closer than min_distance."""
+"""Minion form: (p_i - p_j)/|p_i - p_j| / |p_i - p_j|, skipping pairs closer than min_distance."""
 
 
 @device

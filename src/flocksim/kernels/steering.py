@@ -18,7 +18,7 @@ from flocksim.kernels.vector import limit
 STEERING_REYNOLDS = 0
 """Each rule's force is limit(v_max * d/|d| - v, s_max); the weighted sum is not re-limited."""
 STEERING_CLAMPED_SUM = 1
-"""Raw rule forces are weighted and summed, then the sum is clamped to s_max (seed 000)."""
+"""Raw rule forces are weighted and summed, then the sum is clamped to s_max."""
 
 
 @device

@@ -9,7 +9,7 @@ from flocksim.space import Space, displacement_array, make_space
 
 
 def mean_neighbor_count(counts: np.ndarray) -> float:
-    """Mean number of neighbours an agent actually used (SPEC 5.5); NaN for no agent."""
+    """Mean number of neighbours an agent actually used; NaN for no agent."""
     counts = np.asarray(counts)
     return float(counts.mean()) if len(counts) else float("nan")
 

@@ -17,7 +17,7 @@ def unit_headings(velocity: np.ndarray) -> np.ndarray:
 
 
 def polarization(velocity: np.ndarray) -> float:
-    """|sum of unit headings| / N, in [0, 1]; 1 when all agents move alike (SPEC 5.5).
+    """|sum of unit headings| / N, in [0, 1]; 1 when all agents move alike.
 
     Random 2D headings give about 0.886 / sqrt(N) (sqrt(pi)/2 / sqrt(N)).
     NaN for N = 0.

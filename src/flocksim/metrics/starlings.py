@@ -1,8 +1,8 @@
-"""The analyses of seed 003 (SPEC 5.6), computable from any run.
+"""The murmuration analyses of docs/starlings.md, computable from any run.
 
 Snapshot measures take the positions and velocities of the living birds,
 (N, dim) arrays; time-series measures take sequences of samples. Angles are in
-radians. Seed 003 states its results but not all of its definitions; the
+radians. The reference starling simulator states its results but not all of its definitions; the
 definitions chosen here are written out in each docstring and in
 docs/starlings.md.
 """
@@ -36,9 +36,9 @@ def edge_interior_deviation(
 ) -> tuple[float, float]:
     """(edge, interior): mean heading deviation [rad] of the outer ``edge_fraction`` and of
     the inner ``interior_fraction`` of the birds by distance from the centroid
-    (Attanasi et al. 2015; seed 003: outer 10 %, inner 50 %).
+    (Attanasi et al. 2015; by default the outer 10 % and the inner 50 %).
 
-    Each group has at least one bird; NaN for fewer than 2 birds. Seed 003 measures it only
+    Each group has at least one bird; NaN for fewer than 2 birds. The experiments measure it only
     while polarization >= 0.85 (the caller selects those snapshots).
     """
     p = np.asarray(position, dtype=np.float64)
@@ -57,7 +57,7 @@ def flock_shape(position: np.ndarray, velocity: np.ndarray) -> dict[str, float]:
     """Principal axes of the position covariance and their relation to the heading.
 
     Returns ``axis_cos``: |cos| between the mean heading and the longest principal axis
-    (seed 003 / real flocks: usually < 0.5, the flock is wider than long);
+    (real flocks: usually < 0.5, the flock is wider than long);
     ``length``, ``width`` (and ``height`` in 3D): square roots of the covariance
     eigenvalues, longest first [units]; ``aspect``: width / length.
     NaN for fewer than ``dim + 1`` birds.
@@ -80,7 +80,7 @@ def flock_shape(position: np.ndarray, velocity: np.ndarray) -> dict[str, float]:
 def speed_fluctuation(velocity: np.ndarray) -> float:
     """Variance of the individual speeds relative to the squared mean speed,
     var(|v_i|) / mean(|v_i|)^2 (dimensionless; Bialek et al. 2014 report about 0.005 for
-    starlings, seed 003 about 0.002 for its defaults). NaN without birds or speed."""
+    starlings, the reference starling simulator about 0.002 for its defaults). NaN without birds or speed."""
     s = np.linalg.norm(np.asarray(velocity, dtype=np.float64), axis=1)
     if len(s) == 0 or s.mean() == 0:
         return math.nan

@@ -1,6 +1,6 @@
 """Pre-drawn noise of the stochastic research models (vicsek, couzin).
 
-ARCHITECTURE "Contracts": one seeded numpy Generator per run; kernels take
+Determinism: one seeded numpy Generator per run; kernels take
 pre-drawn numbers, never draw inside a parallel loop, so a run is bitwise the
 same whatever the thread count. The simulation's noise component
 (:class:`flocksim.components.noise.PreDrawnNoise`) calls :meth:`NoiseBuffer.draw`

@@ -1,4 +1,4 @@
-"""Reynolds boids (Reynolds 1987, 1999) with the rule forms of SPEC 3.
+"""Reynolds boids (Reynolds 1987, 1999) with the rule forms of docs/parameters.md.
 
 Per agent, from one read-only snapshot: separation, alignment and cohesion
 over the neighbour list (each within its own radius in metric mode; in
@@ -6,10 +6,10 @@ topological mode alignment and cohesion use all k and separation those of
 them within its radius), seek toward a target with arrival (per agent when
 ``model.targets`` is set; inside ``attack_range`` of its seek point an agent
 seeks with w_target x attack_weight and ignores alignment and cohesion), and a
-soft-wall push. The forces combine per ``rules.steering`` (SPEC 3.4). Integration
-(SPEC 1.3): v += a dt, |v| clamped to [min_speed, max_speed], p += v dt.
+soft-wall push. The forces combine per ``rules.steering``. Integration:
+v += a dt, |v| clamped to [min_speed, max_speed], p += v dt.
 
-Seed 003's starling features (SPEC 5) live here too:
+The starling features of docs/starlings.md live here too:
 
 - ``inertial-spin`` alignment replaces the alignment force by a torque on a
   per-agent spin (``kernels/inertial_spin.py``): phase one writes J tau per
@@ -75,7 +75,7 @@ class ReynoldsInputs(NamedTuple):
     predators: np.ndarray
     turn: np.ndarray
     targets: np.ndarray
-    obstacle_shapes: np.ndarray  # obstacles (SPEC 3.9): see flocksim.obstacles.ObstacleSet
+    obstacle_shapes: np.ndarray  # obstacles: see flocksim.obstacles.ObstacleSet
     obstacle_grid: np.ndarray
     obstacle_cells: np.ndarray
 
@@ -323,7 +323,7 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
         ax += c.w_bounds * bx
         ay += c.w_bounds * by
         az += c.w_bounds * bz
-    if c.w_avoid != 0.0:  # obstacles (SPEC 3.9)
+    if c.w_avoid != 0.0:  # obstacles
         bx, by, bz = avoid_push(px, py, pz, vx, vy, vz, inputs.obstacle_shapes, inputs.obstacle_grid,
                                 inputs.obstacle_cells, c.avoid_look_ahead, c.avoid_cap, c.planar)  # fmt: skip
         ax += c.w_avoid * bx
@@ -357,7 +357,7 @@ def restore_speed(vx, vy, vz, target, fraction):
 
 @device
 def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, dim, space, dt, c):
-    """Phase two for agent i, in place (SPEC 1.3, 5.1, 5.3).
+    """Phase two for agent i, in place.
 
     v += a dt; (inertial-spin) s <- s + f (J tau - (eta/chi) s) with
     f = dt / (1/60 s), kept perpendicular to the old heading in 3D, and v
@@ -387,7 +387,7 @@ def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, dim, spa
         vx, vy, vz = restore_speed(vx, vy, vz, c.cruise_speed, min(c.speed_restore * dt, 1.0))
     if dim == 2:
         vz = 0.0
-    if c.planar:  # ground agents move in the x-z plane (SPEC 3.11)
+    if c.planar:  # ground agents move in the x-z plane
         vy = 0.0
     vx, vy, vz = clamp_speed(vx, vy, vz, c.min_speed, aux[i, 3])
     px, py, pz = wrap(px + vx * dt, py + vy * dt, pz + vz * dt, space)

@@ -1,4 +1,4 @@
-"""Flow fields over an occupancy grid (SPEC 3.7; seed 001).
+"""Flow fields over an occupancy grid.
 
 The cost-distance map comes from scipy's Dijkstra (``scipy.sparse.csgraph``) on the
 graph of free cells: 8-connected, orthogonal steps cost 1 cell, diagonal steps sqrt(2),

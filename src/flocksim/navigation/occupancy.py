@@ -1,4 +1,4 @@
-"""2D occupancy grids for path-finding (SPEC 3.7).
+"""2D occupancy grids for path-finding.
 
 Convention: ``walls[iy, ix]`` is True for a blocked cell; row 0 is the lowest
 coordinate (y in 2D worlds, z in 3D), column 0 the lowest x. Cell (iy, ix) covers

@@ -436,7 +436,7 @@ def _count_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, 
 
 @numba.njit(parallel=True, cache=True)
 def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts, stash, counts):
-    """Metric rows (SPEC 2.1), pass one, cell row by cell row: every agent of an occupied cell
+    """Metric rows, pass one, cell row by cell row: every agent of an occupied cell
     scans the cell's block as runs of slots (``runs``, ``shifts``: :func:`block_runs`'s per-thread
     scratch); counts[i] = agent i's row length (dead agents' entries are left alone), and its first
     w neighbours (w = stash.shape[1] - 1; the last column is spare) go to stash[slot] for

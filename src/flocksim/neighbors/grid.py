@@ -1,4 +1,4 @@
-"""Uniform cell grid (SPEC 2.4): agents binned by a counting sort, queries over
+"""Uniform cell grid: agents binned by a counting sort, queries over
 the 3x3 (2D) or 3x3x3 (3D) block of cells around an agent.
 
 Cells are at least the query radius wide, so the block holds every neighbour.

@@ -1,4 +1,4 @@
-"""Topological neighbours (SPEC 2.2): the k nearest, found on the cell grid.
+"""Topological neighbours: the k nearest, found on the cell grid.
 
 For each agent, cells are searched in rings of growing Chebyshev distance r
 from its own cell; after ring r every unvisited agent is at least r cell

@@ -1,4 +1,4 @@
-"""Targets, attack slots and flow-field waypoints (SPEC 3.6, 3.7; seed 001): a Simulation component.
+"""Targets, attack slots and flow-field waypoints: a Simulation component.
 
 Before every step it works out each agent's seek point and hands it to the kernels
 (``model.targets``, (N, 3)):

@@ -32,7 +32,7 @@ MAX_DEPTH = 16
 MAX_ERROR_CHARS = 500
 """Error messages are cut to this many characters."""
 TURN_ANGLE_DEG = 120.0
-"""Angle of a ``turn`` perturbation (SPEC 5.4) [degrees]."""
+"""Angle of a ``turn`` perturbation [degrees]."""
 _KEY = re.compile(r"[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*")
 
 
@@ -89,7 +89,7 @@ class ResumeControl:
 
 @dataclass(frozen=True)
 class TurnControl:
-    """Turn the birds around the selected one (SPEC 5.4) to the left or right."""
+    """Turn the birds around the selected one to the left or right."""
 
     type: ClassVar[str] = "turn"
     direction: Literal["left", "right"]

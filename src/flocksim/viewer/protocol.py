@@ -54,7 +54,7 @@ FLAG_SELECTED = 1 << 0
 FLAG_NEIGHBOR = 1 << 1
 """One of the selected agent's 7 nearest alive agents."""
 FLAG_TURNING = 1 << 2
-"""An agent turning in a spontaneous turn during the last step (SPEC 5.3)."""
+"""An agent turning in a spontaneous turn during the last step."""
 FLAG_PREDATOR = 1 << 3
 """A predator (extra entry)."""
 FLAG_OBSTACLE = 1 << 4
@@ -62,7 +62,7 @@ FLAG_OBSTACLE = 1 << 4
 FLAG_TARGET = 1 << 5
 """A seek target (extra entry)."""
 NEIGHBORS_SHOWN = 7
-"""How many nearest agents of the selected one are flagged (SPEC 6.3)."""
+"""How many nearest agents of the selected one are flagged."""
 
 STATUS_FIELDS: tuple[str, ...] = ("polarization", "mean_neighbors", "caught", "remaining", "steps_per_second")
 """Status values, float64, in this order; later versions may append more (readers ignore extras)."""

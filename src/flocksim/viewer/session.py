@@ -76,7 +76,7 @@ T = TypeVar("T")
 Send = Callable[[str | bytes], Awaitable[None]]
 
 DEFAULT_SPS = 60.0
-"""Default step rate [steps/s]: one step per display frame, as in seed 003."""
+"""Default step rate [steps/s]: one step per display frame."""
 DEFAULT_MAX_AGENTS = 200_000
 """Default cap on ``agents.n`` per connection."""
 SELECTED_ID = 0
