@@ -28,12 +28,19 @@ EXPERIMENT_SLICES = {
 }
 
 
+SWEEP_SLICES = {
+    # file: the index of the task re-run (in the sweep's expansion), the sweep being the file's name
+    "sweeps/starlings-alignment.parquet": 0,
+    "sweeps/boids-separation.parquet": 5,
+}
+
+
 def committed_files() -> set[str]:
-    return {p.relative_to(RESULTS).as_posix() for p in RESULTS.rglob("*.csv")}
+    return {p.relative_to(RESULTS).as_posix() for pattern in ("*.csv", "*.parquet") for p in RESULTS.rglob(pattern)}
 
 
 def test_every_results_file_has_a_slice():
-    assert committed_files() == set(EXPERIMENT_SLICES)
+    assert committed_files() == set(EXPERIMENT_SLICES) | set(SWEEP_SLICES)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -55,3 +62,26 @@ def test_experiment_slice_is_remade_bitwise(name):
     spec = RunSpec(experiment.name, condition, seed, False, overrides)
     remade = {r["metric"]: repr(r["value"]) for r in run_one(spec)}
     assert remade == committed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SWEEP_SLICES))
+def test_sweep_slice_is_remade_bitwise(name):
+    """One run of a shipped sweep (``flocksim sweep NAME -o docs/results/sweeps/NAME.parquet``) gives
+    the summaries of its row in the committed results, bit for bit."""
+    from flocksim.config import to_dict
+    from flocksim.sweep import read_results
+    from flocksim.sweep.expand import expand
+    from flocksim.sweep.spec import load_sweep
+    from flocksim.sweep.task import Job, run_task
+
+    path = RESULTS / name
+    sweep = load_sweep(path.stem)
+    task = expand(sweep)[SWEEP_SLICES[name]]
+    rows = [r for r in read_results(path).to_pylist() if r["task_id"] == task.task_id]
+    assert len(rows) == 1 and rows[0]["status"] == "ok", f"{name} has no finished row for task {task.task_id}"
+    job = Job(base=to_dict(sweep.base), steps=sweep.spec.steps, summaries=tuple(sweep.spec.summaries))
+    remade = run_task(job, task)
+    assert remade["status"] == "ok", remade["error"]
+    for summary in sweep.spec.summaries:
+        assert repr(remade[summary.column]) == repr(rows[0][summary.column]), summary.column
