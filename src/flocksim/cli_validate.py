@@ -44,6 +44,16 @@ def validate(
             "full) and write them into the reference folder instead of running the checks.",
         ),
     ] = False,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            "--seeds",
+            help="flocksim seeds per point of the vicsek and couzin checks (default: the protocol's); more seeds "
+            "narrow the point-by-point tolerances.",
+            min=1,
+            max=1000,
+        ),
+    ] = None,
     jobs: Annotated[int, typer.Option("--jobs", help="Processes for --make-reference.", min=1, max=256)] = 1,
 ) -> None:
     """Check flocksim against published results (Vicsek 1995, Couzin 2002, inertial-spin theory, metric
@@ -95,6 +105,7 @@ def validate(
         on_start=lambda name: err.print(f"validate: {name} ...", markup=False),
         overrides=overrides,
         reference=folder,
+        seeds=seeds,
     )
     for r in results:
         failed = [m.name for m in r.measurements if not m.passed]

@@ -13,6 +13,7 @@ P < 0.35; dynamic parallel 0.65 < P < 0.95; highly parallel P >= 0.95.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,8 +31,10 @@ HIGHLY_PARALLEL = 0.95
 KEYS = ("p_up", "m_up", "p_down", "m_down")
 
 
-def protocol(quick: bool) -> CouzinProtocol:
-    return COUZIN[protocol_name(quick)]
+def protocol(quick: bool, seeds: int | None = None) -> CouzinProtocol:
+    """The quick or full protocol; ``seeds`` replaces its number of flocksim seeds."""
+    p = COUZIN[protocol_name(quick)]
+    return p if seeds is None else replace(p, seeds=seeds)
 
 
 def couzin_params(n: int, overrides: tuple[str, ...] = ()) -> dict:
@@ -64,15 +67,15 @@ def ramp(p: CouzinProtocol, seed: int, overrides: tuple[str, ...] = ()) -> dict[
 
 
 @lru_cache(maxsize=4)
-def ramps(quick: bool, overrides: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+def ramps(quick: bool, overrides: tuple[str, ...] = (), seeds: int | None = None) -> dict[str, np.ndarray]:
     """P and M, shape (seeds, ramp values), for the up ramp and the down ramp (keys :data:`KEYS`)."""
-    p = protocol(quick)
+    p = protocol(quick, seeds)
     runs = [ramp(p, seed, overrides) for seed in range(p.seeds)]
     return {key: np.array([r[key] for r in runs]) for key in KEYS}
 
 
-def _notes(quick: bool, overrides: tuple[str, ...]) -> str:
-    p = protocol(quick)
+def _notes(quick: bool, overrides: tuple[str, ...], seeds: int | None) -> str:
+    p = protocol(quick, seeds)
     changed = f" Model changed for this run: {', '.join(overrides)}." if overrides else ""
     return (
         f"N = {p.n}, 3D open space, delta_r_a = {DELTA_R_A:g}, r_r = 1, alpha = 270 deg, theta = 40 deg/s, "
@@ -99,9 +102,9 @@ def _plot(quick: bool, data: dict[str, np.ndarray]):
     return plot
 
 
-def check_couzin_phases(quick: bool, overrides: tuple[str, ...] = ()) -> CheckResult:
+def check_couzin_phases(quick: bool, overrides: tuple[str, ...] = (), seeds: int | None = None) -> CheckResult:
     """Couzin's four group states (swarm, torus, dynamic and highly parallel) as delta_r_o grows."""
-    data = ramps(quick, overrides)
+    data = ramps(quick, overrides, seeds)
     values = protocol(quick).values
     p = data["p_up"].mean(0)
     m = data["m_up"].mean(0)
@@ -141,15 +144,15 @@ def check_couzin_phases(quick: bool, overrides: tuple[str, ...] = ()) -> CheckRe
         "Couzin's four group states as delta_r_o grows (delta_r_a = 14)",
         "Couzin, Krause, James, Ruxton, Franks 2002, J. theor. Biol. 218:1, Fig. 2",
         out,
-        notes=_notes(quick, overrides) + " States read on the up ramp, which starts from a swarm.",
+        notes=_notes(quick, overrides, seeds) + " States read on the up ramp, which starts from a swarm.",
         plot=_plot(quick, data),
         table=table,
     )
 
 
-def check_couzin_hysteresis(quick: bool, overrides: tuple[str, ...] = ()) -> CheckResult:
+def check_couzin_hysteresis(quick: bool, overrides: tuple[str, ...] = (), seeds: int | None = None) -> CheckResult:
     """Couzin hysteresis: a torus on the way up, a parallel group on the way down (collective memory)."""
-    data = ramps(quick, overrides)
+    data = ramps(quick, overrides, seeds)
     values = protocol(quick).values
     k = values.index(1.5)
     p_up, m_up = data["p_up"].mean(0)[k], data["m_up"].mean(0)[k]
@@ -167,16 +170,18 @@ def check_couzin_hysteresis(quick: bool, overrides: tuple[str, ...] = ()) -> Che
         "Couzin hysteresis: torus on the way up, parallel on the way down",
         "Couzin, Krause, James, Ruxton, Franks 2002, J. theor. Biol. 218:1, Fig. 3",
         out,
-        notes=_notes(quick, overrides) + " Same runs as couzin-phases.",
+        notes=_notes(quick, overrides, seeds) + " Same runs as couzin-phases.",
         plot=None,
     )
 
 
-def check_couzin_reference(quick: bool, overrides: tuple[str, ...] = (), reference: Path | None = None) -> CheckResult:
+def check_couzin_reference(
+    quick: bool, overrides: tuple[str, ...] = (), reference: Path | None = None, seeds: int | None = None
+) -> CheckResult:
     """Couzin P and M per delta_r_o (up and down the ramp), point by point against the NumPy reference."""
-    p = protocol(quick)
+    p = protocol(quick, seeds)
     ref = couzin_reference(p, reference)
-    data = ramps(quick, overrides)
+    data = ramps(quick, overrides, seeds)
     what = "NumPy reference"
     names = {"p_up": "P up", "m_up": "M up", "p_down": "P down", "m_down": "M down"}
     out = [
@@ -205,7 +210,7 @@ def check_couzin_reference(quick: bool, overrides: tuple[str, ...] = (), referen
         "Couzin P and M per delta_r_o, point by point against the NumPy reference",
         "Couzin, Krause, James, Ruxton, Franks 2002, J. theor. Biol. 218:1 (section 2)",
         out,
-        notes=_notes(quick, overrides)
+        notes=_notes(quick, overrides, seeds)
         + f" Reference: src/flocksim/validate/reference/couzin_numpy.py, seeds 0-{p.reference_seeds - 1} "
         "(docs/results/validation/couzin.csv); reference means in the table.",
         plot=plot,

@@ -76,7 +76,7 @@ def make_reference(
     and write their CSVs into ``folder`` (each file replaced whole, only when complete)."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else _InProcess() as pool:
         if "vicsek" in models:
             tasks = [
                 (p.name, eta, seed) for p in VICSEK.values() for eta in p.etas for seed in range(p.reference_seeds)
@@ -92,6 +92,18 @@ def make_reference(
             if on_done:
                 on_done(f"couzin: {len(tasks)} ramps")
     return written
+
+
+class _InProcess:
+    """``map`` in this process (``jobs = 1``), with the executor's context-manager interface."""
+
+    map = staticmethod(map)
+
+    def __enter__(self) -> _InProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, object]]) -> Path:

@@ -17,8 +17,9 @@ from flocksim.validate.vicsek import check_vicsek
 @dataclass(frozen=True)
 class Check:
     """A check: ``run(quick, **options)`` returns its :class:`CheckResult`. ``model``: the model whose
-    parameters ``--set`` may change for it (passed as ``overrides``); ``reference``: it compares with
-    the stored reference curves (passed as ``reference``, a folder)."""
+    parameters ``--set`` may change for it (passed as ``overrides``; the number of flocksim seeds as
+    ``seeds``); ``reference``: it compares with the stored reference curves (passed as ``reference``,
+    a folder)."""
 
     run: Callable[..., CheckResult]
     model: str | None = None
@@ -56,10 +57,12 @@ def run_checks(
     on_start: Callable[[str], None] | None = None,
     overrides: tuple[str, ...] = (),
     reference: Path | None = None,
+    seeds: int | None = None,
 ) -> list[CheckResult]:
     """Run the named checks (default: all) in registry order; each result carries its run time.
     ``overrides`` ("vicsek.update=forward", ...) change the model of the checks of that model;
-    ``reference`` is the folder of the stored reference curves (default: docs/results/validation)."""
+    ``reference`` is the folder of the stored reference curves (default: docs/results/validation);
+    ``seeds`` replaces the number of flocksim seeds of the model checks (default: the protocol's)."""
     names = only if only else list(CHECKS)
     unknown = [n for n in names if n not in CHECKS]
     if unknown:
@@ -73,6 +76,7 @@ def run_checks(
         options: dict[str, object] = {}
         if check.model is not None:
             options["overrides"] = overrides_for(check.model, overrides)
+            options["seeds"] = seeds
         if check.reference:
             options["reference"] = reference
         started = time.perf_counter()

@@ -10,6 +10,7 @@ from the paper's figure.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -50,9 +51,13 @@ def order_values(protocol: VicsekProtocol, eta: float, overrides: tuple[str, ...
     return out
 
 
-def check_vicsek(quick: bool, overrides: tuple[str, ...] = (), reference: Path | None = None) -> CheckResult:
+def check_vicsek(
+    quick: bool, overrides: tuple[str, ...] = (), reference: Path | None = None, seeds: int | None = None
+) -> CheckResult:
     """Vicsek v_a against eta at rho = 4, point by point against the independent NumPy reference."""
     p = VICSEK[protocol_name(quick)]
+    if seeds is not None:
+        p = replace(p, seeds=seeds)
     ref = vicsek_reference(p, reference)
     ours = {eta: order_values(p, eta, overrides) for eta in p.etas}
     what = "NumPy reference, Vicsek et al. 1995 update"

@@ -79,7 +79,7 @@ def _perpendicular(d: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _map(fn, values: np.ndarray) -> np.ndarray:
     """``fn`` of the ``math`` module applied to every element (bitwise the same on every CPU)."""
-    return np.array([fn(x) for x in values], dtype=np.float64)
+    return np.fromiter(map(fn, values.tolist()), dtype=np.float64, count=len(values))
 
 
 class CouzinReference:

@@ -34,8 +34,13 @@ RADIUS = 1.0
 RHO = 4.0
 
 
+def _map(fn, values: np.ndarray) -> np.ndarray:
+    """``fn`` of the ``math`` module applied to every element (bitwise the same on every CPU)."""
+    return np.fromiter(map(fn, values.tolist()), dtype=np.float64, count=len(values))
+
+
 def _cos_sin(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return np.array([math.cos(a) for a in theta]), np.array([math.sin(a) for a in theta])
+    return _map(math.cos, theta), _map(math.sin, theta)
 
 
 def _pairs(x: np.ndarray, side: float, reach: float) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +92,7 @@ class VicsekReference:
         i, j = self.neighbours()
         sum_sin = np.bincount(i, weights=sin[j], minlength=n)  # in list order: bitwise reproducible
         sum_cos = np.bincount(i, weights=cos[j], minlength=n)
-        mean = np.array([math.atan2(s, c) for s, c in zip(sum_sin, sum_cos, strict=True)])
+        mean = np.fromiter(map(math.atan2, sum_sin.tolist(), sum_cos.tolist()), dtype=np.float64, count=n)
         noise = self.rng.uniform(-self.eta / 2, self.eta / 2, n)
         self.x = np.mod(self.x + V0 * np.stack([cos, sin], axis=1), self.side)  # with v_i(t)
         self.theta = mean + noise
