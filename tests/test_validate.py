@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from flocksim.cli import app
 from flocksim.validate import CHECKS, CheckResult, Measurement, curves, markdown
-from flocksim.validate.compare import FLOOR, Z, against_reference, tolerance
+from flocksim.validate.compare import FLOOR, against_reference, tolerance, z_for
 from flocksim.validate.protocols import CouzinProtocol, VicsekProtocol
 from flocksim.validate.reference import couzin_numpy, vicsek_numpy
 from flocksim.validate.spin import COUPLING, PHI0, SPACING, arrival_times
@@ -67,7 +67,7 @@ def test_the_forward_update_fails_against_the_papers_curve(tmp_path):
         app, ["validate", "--quick", "--only", "vicsek", "--set", "vicsek.update=forward", "-o", str(tmp_path)]
     )
     assert result.exit_code == 1, result.output
-    assert "vicsek: FAIL (v_a at eta = 3; v_a at eta = 4.5)" in result.output
+    assert "vicsek: FAIL (v_a at eta = 3; v_a at eta = 4)" in result.output
     assert "Model changed for this run: vicsek.update=forward" in (tmp_path / "validation.md").read_text()
 
 
@@ -82,12 +82,15 @@ def test_a_perturbed_couzin_model_fails_against_the_reference(tmp_path):
 
 
 def test_point_by_point_tolerance_is_the_standard_error_of_the_difference():
+    """z standard errors of the difference of the two seed means, z from a 1 % family-wise risk (Bonferroni)."""
+    assert z_for(1) == pytest.approx(2.5758, abs=1e-4) and z_for(12) == pytest.approx(3.3393, abs=1e-4)
     reference = [0.50, 0.52, 0.48, 0.51, 0.49, 0.50, 0.51, 0.49]
     s = np.std(reference, ddof=1)
-    assert tolerance(reference, 2) == pytest.approx(Z * s * math.sqrt(1 / 8 + 1 / 2) + FLOOR)
+    tol = tolerance(reference, 2, 12)
+    assert tol == pytest.approx(z_for(12) * s * math.sqrt(1 / 8 + 1 / 2) + FLOOR)
     mean = np.mean(reference)
-    inside = against_reference("x", [mean + 0.99 * tolerance(reference, 2)] * 2, reference, "r")
-    outside = against_reference("x", [mean + 1.01 * tolerance(reference, 2)] * 2, reference, "r")
+    inside = against_reference("x", [mean + 0.99 * tol] * 2, reference, 12, "r")
+    outside = against_reference("x", [mean + 1.01 * tol] * 2, reference, 12, "r")
     assert inside.passed and not outside.passed
 
 

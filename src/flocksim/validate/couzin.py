@@ -37,14 +37,14 @@ def protocol(quick: bool, seeds: int | None = None) -> CouzinProtocol:
     return p if seeds is None else replace(p, seeds=seeds)
 
 
-def couzin_params(n: int, overrides: tuple[str, ...] = ()) -> dict:
-    """The paper's setting (3D open space, delta_r_a = 14), starting at delta_r_o = 0, with dotted ``overrides``."""
+def couzin_params(n: int, delta_r_o: float, overrides: tuple[str, ...] = ()) -> dict:
+    """The paper's setting (3D open space, delta_r_a = 14) at ``delta_r_o``, with dotted ``overrides``."""
     params = validate(
         {
             "model": "couzin",
             "world": {"dim": 3, "dt": 0.1, "bounds": {"kind": "open", "size": [8.0, 8.0, 8.0]}},
             "agents": {"n": n},
-            "couzin": {"delta_r_o": 0.0, "delta_r_a": DELTA_R_A},
+            "couzin": {"delta_r_o": delta_r_o, "delta_r_a": DELTA_R_A},
         }
     )
     return apply_overrides(params, list(overrides)).model_dump(mode="json")
@@ -52,7 +52,7 @@ def couzin_params(n: int, overrides: tuple[str, ...] = ()) -> dict:
 
 def ramp(p: CouzinProtocol, seed: int, overrides: tuple[str, ...] = ()) -> dict[str, list[float]]:
     """P and M per ramp value of one flocksim run (keys :data:`KEYS`, in the order of ``p.values``)."""
-    sim = simulation(couzin_params(p.n, overrides), seed)
+    sim = simulation(couzin_params(p.n, p.values[0], overrides), seed)
     sim.step(p.warmup)
     out = {key: [0.0] * len(p.values) for key in KEYS}
     for direction, order in (("up", p.values), ("down", p.values[::-1])):
@@ -184,15 +184,16 @@ def check_couzin_reference(
     data = ramps(quick, overrides, seeds)
     what = "NumPy reference"
     names = {"p_up": "P up", "m_up": "M up", "p_down": "P down", "m_down": "M down"}
+    points = len(KEYS) * len(p.values)
     out = [
-        against_reference(f"{names[key]}, delta_r_o = {v:g}", data[key][:, k], ref[key][:, k], what)
+        against_reference(f"{names[key]}, delta_r_o = {v:g}", data[key][:, k], ref[key][:, k], points, what)
         for key in KEYS
         for k, v in enumerate(p.values)
     ]
 
     def plot(ax) -> None:
         for key, color in (("p_up", "C0"), ("m_up", "C3"), ("p_down", "C2"), ("m_down", "C1")):
-            bars = [tolerance(ref[key][:, k], p.seeds) for k in range(len(p.values))]
+            bars = [tolerance(ref[key][:, k], p.seeds, points) for k in range(len(p.values))]
             ax.errorbar(p.values, ref[key].mean(0), yerr=bars, fmt="s", mfc="none", color=color, capsize=3)
             ax.plot(p.values, data[key].mean(0), "o-", color=color, label=f"{names[key]} (flocksim)")
         ax.set_xlabel("delta_r_o (width of the zone of orientation)")

@@ -43,7 +43,10 @@ def default_folder() -> Path:
 def vicsek_run(protocol: VicsekProtocol, eta: float, seed: int) -> dict[str, object]:
     """One reference row: time-averaged v_a of one run."""
     p = protocol
-    v_a = vicsek_numpy.time_averaged_order(p.n, eta, seed, p.relax, p.measure, p.every)
+    return _vicsek_row(p, eta, seed, vicsek_numpy.time_averaged_order(p.n, eta, seed, p.relax, p.measure, p.every))
+
+
+def _vicsek_row(p: VicsekProtocol, eta: float, seed: int, v_a: float) -> dict[str, object]:
     return dict(zip(VICSEK_COLUMNS, (p.name, p.n, p.relax, p.measure, p.every, eta, seed, v_a), strict=True))
 
 
@@ -59,9 +62,9 @@ def couzin_run(protocol: CouzinProtocol, seed: int) -> list[dict[str, object]]:
     return rows
 
 
-def _vicsek_task(args: tuple[str, float, int]) -> dict[str, object]:
-    name, eta, seed = args
-    return vicsek_run(VICSEK[name], eta, seed)
+def _vicsek_task(args: tuple[int, float, int, int, int, int]) -> float:
+    n, eta, seed, relax, measure, every = args
+    return vicsek_numpy.time_averaged_order(n, eta, seed, relax, measure, every)
 
 
 def _couzin_task(args: tuple[str, int]) -> list[dict[str, object]]:
@@ -78,13 +81,15 @@ def make_reference(
     written = []
     with ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else _InProcess() as pool:
         if "vicsek" in models:
-            tasks = [
-                (p.name, eta, seed) for p in VICSEK.values() for eta in p.etas for seed in range(p.reference_seeds)
+            cases = [(p, eta, seed) for p in VICSEK.values() for eta in p.etas for seed in range(p.reference_seeds)]
+            runs = list(dict.fromkeys((p.n, eta, seed, p.relax, p.measure, p.every) for p, eta, seed in cases))
+            v_a = dict(zip(runs, pool.map(_vicsek_task, runs), strict=True))  # a run shared by protocols runs once
+            rows = [
+                _vicsek_row(p, eta, seed, v_a[(p.n, eta, seed, p.relax, p.measure, p.every)]) for p, eta, seed in cases
             ]
-            rows = list(pool.map(_vicsek_task, tasks))
             written.append(_write(folder / VICSEK_FILE, VICSEK_COLUMNS, rows))
             if on_done:
-                on_done(f"vicsek: {len(rows)} runs")
+                on_done(f"vicsek: {len(runs)} runs")
         if "couzin" in models:
             tasks = [(p.name, seed) for p in COUZIN.values() for seed in range(p.reference_seeds)]
             rows = [row for ramp in pool.map(_couzin_task, tasks) for row in ramp]

@@ -61,7 +61,8 @@ def check_vicsek(
     ref = vicsek_reference(p, reference)
     ours = {eta: order_values(p, eta, overrides) for eta in p.etas}
     what = "NumPy reference, Vicsek et al. 1995 update"
-    out = [against_reference(f"v_a at eta = {eta:g}", ours[eta], ref[eta], what) for eta in p.etas]
+    k = len(p.etas)
+    out = [against_reference(f"v_a at eta = {eta:g}", ours[eta], ref[eta], k, what) for eta in p.etas]
     means = [float(np.mean(ours[eta])) for eta in p.etas]
     if len(p.etas) > 3:
         out.append(
@@ -77,7 +78,7 @@ def check_vicsek(
     def plot(ax) -> None:
         etas = list(p.etas)
         ref_mean = [float(np.mean(ref[e])) for e in etas]
-        bars = [tolerance(ref[e], p.seeds) for e in etas]
+        bars = [tolerance(ref[e], p.seeds, k) for e in etas]
         ax.errorbar(etas, ref_mean, yerr=bars, fmt="s", mfc="none", color="grey", capsize=3, label="reference")
         ax.plot(etas, means, "o-", color="C0", label=f"flocksim ({p.seeds} seeds)")
         ax.set_xlabel("noise eta [rad]")
