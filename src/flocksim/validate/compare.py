@@ -55,6 +55,6 @@ def against_reference(
         float(np.mean(measured)),
         ref_mean - tol,
         ref_mean + tol,
-        f"{ref_mean:.4f} +- {tol:.4f} ({what}: mean of {len(reference)} seeds, "
-        f"s = {seed_spread(reference):.4f}; {z_for(points):.2f} standard errors)",
+        f"{ref_mean:.4f} +- {tol:.2g} ({what}: mean of {len(reference)} seeds, "
+        f"s = {seed_spread(reference):.2g}; {z_for(points):.2f} standard errors)",
     )
