@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from flocksim.cli import app
 from flocksim.validate import CHECKS, CheckResult, Measurement, curves, markdown
-from flocksim.validate.compare import FLOOR, against_reference, tolerance, z_for
+from flocksim.validate.compare import FLOOR, against_reference, allowed_errors, tolerance
 from flocksim.validate.protocols import CouzinProtocol, VicsekProtocol
 from flocksim.validate.reference import couzin_numpy, vicsek_numpy
 from flocksim.validate.spin import COUPLING, PHI0, SPACING, arrival_times
@@ -82,12 +82,14 @@ def test_a_perturbed_couzin_model_fails_against_the_reference(tmp_path):
 
 
 def test_point_by_point_tolerance_is_the_standard_error_of_the_difference():
-    """z standard errors of the difference of the two seed means, z from a 1 % family-wise risk (Bonferroni)."""
-    assert z_for(1) == pytest.approx(2.5758, abs=1e-4) and z_for(12) == pytest.approx(3.3393, abs=1e-4)
+    """t standard errors of the difference of the two seed means, t from Student's distribution with the
+    reference's degrees of freedom and a 1 % family-wise risk (Bonferroni over the points)."""
+    assert allowed_errors(1, 12) == pytest.approx(3.1058, abs=1e-4)  # t(11) at 0.995: 1 % two-sided
+    assert allowed_errors(2, 11) == pytest.approx(3.5814, abs=1e-4)  # t(10) at 0.9975
     reference = [0.50, 0.52, 0.48, 0.51, 0.49, 0.50, 0.51, 0.49]
     s = np.std(reference, ddof=1)
     tol = tolerance(reference, 2, 12)
-    assert tol == pytest.approx(z_for(12) * s * math.sqrt(1 / 8 + 1 / 2) + FLOOR)
+    assert tol == pytest.approx(allowed_errors(12, 8) * s * math.sqrt(1 / 8 + 1 / 2) + FLOOR)
     mean = np.mean(reference)
     inside = against_reference("x", [mean + 0.99 * tol] * 2, reference, 12, "r")
     outside = against_reference("x", [mean + 1.01 * tol] * 2, reference, 12, "r")

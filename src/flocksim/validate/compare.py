@@ -3,13 +3,15 @@
 At every point (one noise value, one zone width...) the reference gives one time-averaged
 number per seed; flocksim gives its own, from its own random streams. Under the hypothesis
 that both implement the same model, the two seed means differ only by sampling noise, whose
-standard error follows from the reference's seed-to-seed spread s:
+standard error follows from the reference's seed-to-seed spread s (n_reference seeds):
 
-    |mean_flocksim - mean_reference| <= z s sqrt(1 / n_reference + 1 / n_flocksim) + FLOOR
+    |mean_flocksim - mean_reference| <= t s sqrt(1 / n_reference + 1 / n_flocksim) + FLOOR
 
-with z chosen so that a check of k points fails by chance with probability FAMILY_RISK = 1 %
-(Bonferroni: two-sided 1 % / k per point, for normally distributed seed means): z = 2.81 for 2
-points, 3.34 for 12, 3.42 for 16, 3.75 for 56. A model whose mean moves by more than the
+The ratio of the difference to s sqrt(...) follows Student's t with n_reference - 1 degrees
+of freedom (s is itself estimated); t is its quantile such that a check of k points fails by
+chance with probability FAMILY_RISK = 1 % (Bonferroni: two-sided 1 % / k per point, for
+normally distributed seed means): with 12 reference seeds t = 3.50 for 2 points, 4.55 for 12
+and 5.53 for 56; with 16 seeds 4.31 for 16 points. A model whose mean moves by more than the
 tolerance fails. FLOOR (1e-4) keeps a point whose seeds agree to every printed digit from
 failing on rounding alone.
 """
@@ -18,9 +20,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from statistics import NormalDist
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from flocksim.validate.checks import Measurement
 
@@ -28,9 +30,10 @@ FAMILY_RISK = 0.01
 FLOOR = 1e-4
 
 
-def z_for(points: int) -> float:
-    """Standard errors allowed per point when a check compares ``points`` points (see the module text)."""
-    return NormalDist().inv_cdf(1.0 - FAMILY_RISK / (2 * points))
+def allowed_errors(points: int, n_reference: int) -> float:
+    """Standard errors allowed per point when a check compares ``points`` points with a reference of
+    ``n_reference`` seeds (see the module text)."""
+    return float(student_t.ppf(1.0 - FAMILY_RISK / (2 * points), n_reference - 1))
 
 
 def seed_spread(values: Sequence[float]) -> float:
@@ -41,7 +44,7 @@ def seed_spread(values: Sequence[float]) -> float:
 def tolerance(reference: Sequence[float], n_flocksim: int, points: int) -> float:
     """Allowed |difference of means| at one of ``points`` points (see the module text)."""
     spread = seed_spread(reference) * math.sqrt(1.0 / len(reference) + 1.0 / n_flocksim)
-    return z_for(points) * spread + FLOOR
+    return allowed_errors(points, len(reference)) * spread + FLOOR
 
 
 def against_reference(
@@ -56,5 +59,5 @@ def against_reference(
         ref_mean - tol,
         ref_mean + tol,
         f"{ref_mean:.4f} +- {tol:.2g} ({what}: mean of {len(reference)} seeds, "
-        f"s = {seed_spread(reference):.2g}; {z_for(points):.2f} standard errors)",
+        f"s = {seed_spread(reference):.2g}; {allowed_errors(points, len(reference)):.2f} standard errors)",
     )
