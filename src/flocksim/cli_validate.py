@@ -70,11 +70,12 @@ def validate(
     """
     from flocksim.validate import CHECKS, run_checks, write_report
     from flocksim.validate.curves import ReferenceError, default_folder
+    from flocksim.validate.report import check_report_folder
 
     out, err = Console(), Console(stderr=True)
 
     def fail(message: str) -> None:
-        err.print(f"error: {message}", markup=False, soft_wrap=True)
+        err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2)
 
     if list_checks:
@@ -88,8 +89,10 @@ def validate(
     if make_reference:
         _make_reference(folder, only, jobs, out, fail)
         return
-    if output.exists() and not output.is_dir():
-        fail(f"--output: {output} is a file; allowed: a folder (created if missing)")
+    try:
+        check_report_folder(output)
+    except ValueError as exc:
+        fail(str(exc))
     overrides = tuple(set_ or ())
     problem = _check_overrides(overrides)
     if problem:
