@@ -49,7 +49,8 @@ def worker_stats() -> dict[str, int]:
 def _warm(sim: Any) -> float:
     """Load or compile the kernels this kind of run needs, once per process; seconds spent."""
     p = sim.params
-    key = (p.model, p.world.dim, p.world.bounds.kind, p.neighbors.mode, p.neighbors.method)
+    q = sim.model.neighbor_query()  # the research models have no neighbors.mode: their model fixes it
+    key = (p.model, p.world.dim, p.world.bounds.kind, q.mode, q.method)
     if key in _WARM:
         return 0.0
     started = time.perf_counter()
@@ -85,6 +86,22 @@ def _statistic(summary: Summary, x: np.ndarray) -> float:
     return float({"mean": np.mean, "median": np.median, "std": np.std, "min": np.min, "max": np.max}[stat](x))
 
 
+def numba_threads_from_environment() -> None:
+    """Make numba read NUMBA_NUM_THREADS again unless its threads already run.
+
+    numba reads the variable when it is imported. A spawned Dask worker re-imports the parent's main
+    module (the ``flocksim`` console script imports numba) before its Nanny sets the worker's
+    environment, so numba holds the core count while the environment says ``--threads``; the first
+    compile in that process re-reads the environment after the threads have started and fails
+    ("Cannot set NUMBA_NUM_THREADS ..."), which made every run of a sweep fail on a cold kernel cache.
+    """
+    import numba
+    from numba.np.ufunc import parallel
+
+    if not parallel._is_initialized:  # afterwards the thread count is fixed for the process
+        numba.config.reload_config()
+
+
 def run_task(job: Job, task: Task) -> dict[str, Any]:
     """Run one simulation of the sweep and return its row (never raises for a bad run:
     the error goes into the row with status ``failed``)."""
@@ -92,6 +109,8 @@ def run_task(job: Job, task: Task) -> dict[str, Any]:
     from flocksim.config import apply_overrides, validate
     from flocksim.simulation import Simulation
 
+    if _STATS["tasks"] == 0:
+        numba_threads_from_environment()
     _STATS["tasks"] += 1
     row: dict[str, Any] = {
         "task_id": task.task_id,
