@@ -1,19 +1,16 @@
-"""The independent NumPy references of ``flocksim validate``: hand-computed steps, no flocksim code
-inside them, and bitwise re-runs of a slice of every committed reference curve."""
+"""The independent NumPy references of ``flocksim validate``: hand-computed steps and no flocksim code
+inside them (tests/test_results.py re-makes a slice of every committed reference curve bitwise)."""
 
 from __future__ import annotations
 
 import ast
-import csv
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from flocksim.validate import curves
-from flocksim.validate.protocols import COUZIN, VICSEK
-from flocksim.validate.reference import couzin_numpy, vicsek_numpy
+from flocksim.validate.reference import vicsek_numpy
 from flocksim.validate.reference.couzin_numpy import CouzinReference
 from flocksim.validate.reference.vicsek_numpy import V0, VicsekReference
 
@@ -173,33 +170,3 @@ def test_couzin_reference_order_parameters():
     run = couzin_of(10 * ring, np.stack([-ring[:, 1], ring[:, 0], np.zeros(12)], axis=1))
     p, m = run.order()
     assert p == pytest.approx(0.0, abs=1e-12) and m == pytest.approx(1.0, abs=1e-12)
-
-
-# ---- the committed curves re-run bitwise -------------------------------------------------
-
-
-def rows_of(name: str) -> list[dict[str, str]]:
-    with (curves.default_folder() / name).open(encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
-def test_committed_vicsek_reference_rerun_bitwise():
-    """One run (quick protocol, first eta, seed 0) of docs/results/validation/vicsek.csv, re-made."""
-    p = VICSEK["quick"]
-    rows = [r for r in rows_of(curves.VICSEK_FILE) if r["protocol"] == "quick" and r["seed"] == "0"]
-    row = next(r for r in rows if float(r["eta"]) == p.etas[0])
-    made = curves.vicsek_run(p, p.etas[0], 0)
-    assert repr(made["v_a"]) == row["v_a"]
-
-
-def test_committed_couzin_reference_rerun_bitwise():
-    """The first point of seed 0's quick ramp of docs/results/validation/couzin.csv, re-made: the run is
-    cut after the first value (its numbers do not depend on what follows)."""
-    p = COUZIN["quick"]
-    row = next(
-        r
-        for r in rows_of(curves.COUZIN_FILE)
-        if r["protocol"] == "quick" and r["seed"] == "0" and r["ramp"] == "up" and float(r["delta_r_o"]) == p.values[0]
-    )
-    made = couzin_numpy.ramp(p.n, 0, p.values[:1], p.hold, p.warmup, p.every)
-    assert (repr(made["p_up"][0]), repr(made["m_up"][0])) == (row["P"], row["M"])
