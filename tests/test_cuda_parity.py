@@ -105,7 +105,8 @@ def test_abm_flocking_matches_cpu(dim, mode, side, method):
         ("crowd", ["overlap.enabled=true", "neighbors.method=grid"]),
         ("reef", []),  # obstacles
         ("minions", []),  # per-group seek targets, attack slots
-        ("vicsek", ["neighbors.method=grid"]),
+        ("vicsek", ["neighbors.method=grid"]),  # vicsek.update = "paper"
+        ("vicsek", ["neighbors.method=brute", "vicsek.update=forward"]),
         ("couzin", []),
     ],
 )

@@ -42,21 +42,7 @@ def test_the_particle_includes_itself():
     np.testing.assert_allclose(angle(sim.state.velocity), [math.pi / 4, math.pi / 4], atol=1e-12)
 
 
-def test_three_particles_mean_of_sin_and_cos():
-    """Particle 0 sees 1 and 2 (r = 1) heading 0, 90 and 225 degrees: its new angle is atan2 of the summed
-    unit vectors."""
-    sim = sim_of(3)
-    heads = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
-    put(sim, [[5.0, 5.0], [5.9, 5.0], [5.0, 4.1]], heads)
-    sim.step()
-    u = heads / np.linalg.norm(heads, axis=1, keepdims=True)
-    expected = math.atan2(u[:, 1].sum(), u[:, 0].sum())
-    assert angle(sim.state.velocity)[0] == pytest.approx(expected, abs=1e-12)
-    # particle 1 sees 0 (0.9 away) but not 2 (sqrt(0.81 + 0.81) > 1): mean of 0 and 90 degrees
-    assert angle(sim.state.velocity)[1] == pytest.approx(math.atan2(1.0, 1.0), abs=1e-12)
-
-
-def test_outside_the_radius_nothing_changes_and_the_move_uses_the_new_heading():
+def test_outside_the_radius_nothing_changes():
     sim = sim_of(2)
     put(sim, [[2.0, 2.0], [3.01, 2.0]], [[0.0, 1.0], [1.0, 0.0]])
     before = sim.state.position.copy()
@@ -65,16 +51,83 @@ def test_outside_the_radius_nothing_changes_and_the_move_uses_the_new_heading():
     np.testing.assert_allclose(sim.state.position, before + np.array([[0.0, 0.03], [0.03, 0.0]]), atol=1e-15)
 
 
-def test_move_uses_the_new_heading_and_wraps():
-    """Two particles heading 0 and 90 degrees at the box edge: each moves v0 dt along the new 45-degree heading."""
+def test_paper_update_moves_with_the_old_velocity_and_wraps():
+    """vicsek.update = "paper" (the default; Vicsek et al. 1995, x(t+1) = x(t) + v(t)): two particles heading 0
+    and 90 degrees, 0.49 apart at the box corner. Both turn to 45 degrees, but step 1 moves each v0 dt along its
+    OLD heading (particle 0 wraps across x = 10); step 2 moves both along 45 degrees."""
     sim = sim_of(2)
+    assert sim.params.vicsek.update == "paper"
+    put(sim, [[9.99, 9.99], [9.99, 9.5]], [[1.0, 0.0], [0.0, 1.0]])
+    sim.step()
+    np.testing.assert_allclose(angle(sim.state.velocity), [math.pi / 4, math.pi / 4], atol=1e-12)
+    np.testing.assert_allclose(sim.state.position, [[9.99 + 0.03 - 10.0, 9.99], [9.99, 9.5 + 0.03]], atol=1e-12)
+    sim.step()
+    step = 0.03 / math.sqrt(2.0)
+    np.testing.assert_allclose(
+        sim.state.position, [[0.02 + step, 9.99 + step - 10.0], [9.99 + step - 10.0, 9.53 + step]], atol=1e-12
+    )
+    assert np.all((sim.state.position >= 0) & (sim.state.position < 10))
+
+
+def test_forward_update_moves_with_the_new_heading_and_wraps():
+    """vicsek.update = "forward" (Gregoire and Chate 2004): the same two particles move v0 dt along the new
+    45-degree heading already in step 1."""
+    sim = sim_of(2, vicsek={"speed": 0.03, "radius": 1.0, "eta": 0.0, "update": "forward"})
     put(sim, [[9.99, 9.99], [9.99, 9.5]], [[1.0, 0.0], [0.0, 1.0]])
     sim.step()
     step = 0.03 / math.sqrt(2.0)
+    np.testing.assert_allclose(angle(sim.state.velocity), [math.pi / 4, math.pi / 4], atol=1e-12)
     np.testing.assert_allclose(
         sim.state.position, [[9.99 + step - 10.0, 9.99 + step - 10.0], [9.99 + step - 10.0, 9.5 + step]], atol=1e-12
     )
     assert np.all((sim.state.position >= 0) & (sim.state.position < 10))
+
+
+@pytest.mark.parametrize("update", ["paper", "forward"])
+def test_three_particles_by_hand(update):
+    """Particle 0 sees 1 and 2, which do not see each other. The new headings are the same for both updates
+    (atan2 of the summed unit headings, itself included); the move uses the old (paper) or new (forward) one."""
+    sim = sim_of(3, vicsek={"speed": 0.03, "radius": 1.0, "eta": 0.0, "update": update})
+    heads = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+    start = np.array([[5.0, 5.0], [5.9, 5.0], [5.0, 4.1]])
+    put(sim, start, heads)
+    sim.step()
+    u = heads / np.linalg.norm(heads, axis=1, keepdims=True)
+    new = np.array(
+        [
+            math.atan2(u[:, 1].sum(), u[:, 0].sum()),
+            math.atan2(u[0, 1] + u[1, 1], u[0, 0] + u[1, 0]),
+            math.atan2(u[0, 1] + u[2, 1], u[0, 0] + u[2, 0]),
+        ]
+    )
+    np.testing.assert_allclose(angle(sim.state.velocity), new, atol=1e-12)
+    moved = u if update == "paper" else np.stack([np.cos(new), np.sin(new)], axis=1)
+    np.testing.assert_allclose(sim.state.position, start + 0.03 * moved, atol=1e-12)
+
+
+@pytest.mark.parametrize("update", ["paper", "forward"])
+def test_both_updates_are_bitwise_deterministic_at_any_thread_count(update):
+    runs = []
+    for threads in (1, 2, 1):
+        params = {
+            "model": "vicsek",
+            "world": {"dim": 2, "dt": 1.0, "bounds": {"kind": "periodic", "size": [5.0, 5.0]}},
+            "agents": {"n": 100},
+            "vicsek": {"eta": 2.0, "update": update},
+        }
+        sim = Simulation(params, seed=4, threads=threads)
+        sim.step(30)
+        runs.append(sim.state.position.tobytes() + sim.state.velocity.tobytes())
+    assert runs[0] == runs[1] == runs[2]
+
+
+def test_the_two_updates_differ():
+    runs = {}
+    for update in ("paper", "forward"):
+        sim = sim_of(50, eta=1.0, side=3.0, vicsek={"speed": 0.03, "radius": 1.0, "eta": 1.0, "update": update})
+        sim.step(5)
+        runs[update] = sim.state.position.copy()
+    assert not np.array_equal(runs["paper"], runs["forward"])
 
 
 def test_noise_kernel_range_2d():
@@ -146,6 +199,8 @@ def test_walls_are_rejected_and_the_preset_loads():
         validate({"model": "vicsek", "world": {"bounds": {"kind": "box", "size": [10.0, 10.0]}}})
     with pytest.raises(ConfigError, match=r"vicsek\.eta"):
         validate({"model": "vicsek", "vicsek": {"eta": 7.0}})
+    with pytest.raises(ConfigError, match=r"vicsek\.update"):
+        validate({"model": "vicsek", "vicsek": {"update": "backward"}})
     p = load_preset("vicsek")
     assert p.agents.n / (p.world.bounds.size[0] * p.world.bounds.size[1]) == 4.0
-    assert (p.vicsek.speed, p.vicsek.radius) == (0.03, 1.0)
+    assert (p.vicsek.speed, p.vicsek.radius, p.vicsek.update) == (0.03, 1.0, "paper")

@@ -1,5 +1,8 @@
 """Every committed results file re-makes: one cheap slice of each file under docs/results/ (one condition,
 one seed) is run again with the code under test and must give the numbers in the file, bit for bit.
+The experiment files (starlings/) are re-made by ``flocksim experiment``'s own run function, the
+validation reference curves (validation/) by ``flocksim validate --make-reference`` itself, cut down
+to one point and one seed of the reference.
 
 A results file without a slice here fails ``test_every_results_file_has_a_slice``: a number that cannot
 be re-made does not go into docs/.
@@ -8,11 +11,15 @@ be re-made does not go into docs/.
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from flocksim.cli import app
 from flocksim.experiments import EXPERIMENTS, RunSpec, run_one
+from flocksim.validate import curves
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 
@@ -35,12 +42,19 @@ SWEEP_SLICES = {
 }
 
 
+VALIDATION_SLICES = {
+    # file: (--only check, protocol, the row's key columns); the protocol cut down to that one point and seed 0
+    "validation/vicsek.csv": ("vicsek", "quick", {"eta": "3.0", "seed": "0"}),
+    "validation/couzin.csv": ("couzin-reference", "quick", {"seed": "0", "ramp": "up", "delta_r_o": "0.0"}),
+}
+
+
 def committed_files() -> set[str]:
     return {p.relative_to(RESULTS).as_posix() for pattern in ("*.csv", "*.parquet") for p in RESULTS.rglob(pattern)}
 
 
 def test_every_results_file_has_a_slice():
-    assert committed_files() == set(EXPERIMENT_SLICES) | set(SWEEP_SLICES)
+    assert committed_files() == set(EXPERIMENT_SLICES) | set(SWEEP_SLICES) | set(VALIDATION_SLICES)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -85,3 +99,26 @@ def test_sweep_slice_is_remade_bitwise(name):
     assert remade["status"] == "ok", remade["error"]
     for summary in sweep.spec.summaries:
         assert repr(remade[summary.column]) == repr(rows[0][summary.column]), summary.column
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(VALIDATION_SLICES))
+def test_validation_slice_is_remade_bitwise(name, tmp_path, monkeypatch):
+    """``flocksim validate --make-reference --only CHECK`` with its protocol cut to one point (the first
+    noise value or delta_r_o of the row) and one reference seed writes that row again, every digit. The
+    Couzin row is of the up ramp at the ramp's first value: nothing after it changes it."""
+    check, protocol, key = VALIDATION_SLICES[name]
+    committed = [r for r in read_rows(RESULTS / name) if r["protocol"] == protocol]
+    (row,) = [r for r in committed if all(r[k] == v for k, v in key.items())]
+    if check == "vicsek":
+        p = curves.VICSEK[protocol]
+        monkeypatch.setattr(curves, "VICSEK", {protocol: replace(p, etas=(float(key["eta"]),), reference_seeds=1)})
+    else:
+        p = curves.COUZIN[protocol]
+        assert float(key["delta_r_o"]) == p.values[0] and key["ramp"] == "up"
+        monkeypatch.setattr(curves, "COUZIN", {protocol: replace(p, values=p.values[:1], reference_seeds=1)})
+    args = ["validate", "--make-reference", "--only", check, "--reference", str(tmp_path), "--jobs", "1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    remade = read_rows(tmp_path / Path(name).name)
+    assert row in remade, (row, remade)

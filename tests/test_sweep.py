@@ -345,6 +345,50 @@ def test_same_sweep_twice_gives_identical_rows(client, tmp_path):
     assert [r["wall_s"] for r in a] != [r["wall_s"] for r in b]  # really run twice
 
 
+@pytest.mark.parametrize(
+    ("base", "key", "values"), [("vicsek", "vicsek.eta", "[1.0, 4.0]"), ("couzin", "couzin.delta_r_o", "[2.0, 12.0]")]
+)
+def test_research_model_sweeps_run(client, tmp_path, base, key, values):
+    """The research presets have no neighbors.mode (their model fixes the neighbourhood): a sweep over them
+    runs (it failed in every task with "'SearchMethod' object has no attribute 'mode'"), and a row is the
+    same run done here."""
+    text = f"""base = "{base}"
+set = ["agents.n=40"]
+steps = 10
+[[axes]]
+key = "{key}"
+values = {values}
+[[summaries]]
+metric = "polarization"
+stat = "final"
+"""
+    sweep = parse_sweep(text, name=base)
+    report = run_sweep(sweep, tmp_path / f"{base}.parquet", client=client)
+    rows = rows_of(tmp_path / f"{base}.parquet")
+    assert (report.ok, report.failed) == (2, 0), [r["error"] for r in rows]
+    r = rows[1]
+    sim = Simulation(apply_overrides(sweep.base, [override_text(key, r[key])]), seed=0, threads=1)
+    sim.step(10)
+    assert r["polarization_final"] == sim.metrics()["polarization"]
+
+
+def test_numba_reads_the_workers_thread_count_before_its_threads_start():
+    """A worker whose numba was imported before the Nanny set NUMBA_NUM_THREADS takes the variable's value
+    (a later compile would otherwise fail on the mismatch), in a fresh process with no threads started."""
+    code = """
+import os
+import numba
+before = numba.config.NUMBA_NUM_THREADS
+os.environ["NUMBA_NUM_THREADS"] = str(before + 1)
+from flocksim.sweep.task import numba_threads_from_environment
+numba_threads_from_environment()
+assert numba.config.NUMBA_NUM_THREADS == before + 1, (before, numba.config.NUMBA_NUM_THREADS)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 def test_failing_run_is_recorded_and_the_sweep_goes_on(client, tmp_path):
     text = """base = "boids-2d"
 set = ["agents.n=30"]

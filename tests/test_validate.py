@@ -1,7 +1,8 @@
-"""``flocksim validate``: the report, the checks' measurements, the CLI.
+"""``flocksim validate``: the report, the checks' measurements, the CLI, and that a deliberately
+changed model fails against the independent references.
 
-The CLI test runs the whole ``--quick`` suite (about 5 s with numba's cache warm, about 60 s on 2 busy
-cores when every kernel compiles first).
+The CLI test runs the whole ``--quick`` suite (about 30 s with numba's cache warm on 2 cores, more when
+every kernel compiles first); the two failure tests run the quick vicsek and couzin-reference checks.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from flocksim.cli import app
-from flocksim.validate import CHECKS, CheckResult, Measurement, markdown
+from flocksim.validate import CHECKS, CheckResult, Measurement, curves, markdown
+from flocksim.validate.compare import FLOOR, against_reference, allowed_errors, tolerance
+from flocksim.validate.protocols import CouzinProtocol, VicsekProtocol
+from flocksim.validate.reference import couzin_numpy, vicsek_numpy
 from flocksim.validate.spin import COUPLING, PHI0, SPACING, arrival_times
 from flocksim.validate.vicsek import _crossing
 
@@ -26,8 +30,8 @@ def test_quick_validation_passes_and_writes_the_report(tmp_path):
     assert result.exit_code == 0, result.output
     assert f"{len(CHECKS)} of {len(CHECKS)} checks passed" in result.output
     text = (out / "validation.md").read_text()
-    assert "| vicsek | pass |" in text and "| couzin-hysteresis | pass |" in text
-    for name in ("vicsek", "couzin-phases", "spin-propagation"):
+    assert "| vicsek | pass |" in text and "| couzin-reference | pass |" in text
+    for name in ("vicsek", "couzin-phases", "couzin-reference", "spin-propagation"):
         assert f"![{name}]({name}.png)" in text
         assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -41,6 +45,75 @@ def test_bad_options_exit_2(tmp_path):
     assert result.exit_code == 2 and "--output" in result.output
     listing = runner.invoke(app, ["validate", "--list"])
     assert listing.exit_code == 0 and all(name in listing.output for name in CHECKS)
+    for bad, says in (
+        ("rules.alignment.weight=1", "vicsek.* or couzin.*"),
+        ("vicsek.update", "KEY=VALUE"),
+        ("vicsek.update=backward", "vicsek.update"),
+        ("couzin.nope=1", "couzin.nope"),
+    ):
+        result = runner.invoke(app, ["validate", "--only", "vicsek", "--set", bad, "-o", str(tmp_path / "r")])
+        assert result.exit_code == 2 and says in result.output, (bad, result.output)
+    result = runner.invoke(app, ["validate", "--quick", "--reference", str(tmp_path / "none"), "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "reference curves not found" in result.output
+    result = runner.invoke(app, ["validate", "--make-reference", "--only", "identities"])
+    assert result.exit_code == 2 and "no check with a reference" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_forward_update_fails_against_the_papers_curve(tmp_path):
+    """The Vicsek check is able to fail: the forward update (move along the new heading) is held to the
+    reference curve of the paper's update, and fails, with the CLI's exit status 1."""
+    result = runner.invoke(
+        app, ["validate", "--quick", "--only", "vicsek", "--set", "vicsek.update=forward", "-o", str(tmp_path)]
+    )
+    assert result.exit_code == 1, result.output
+    assert "vicsek: FAIL (v_a at eta = 3; v_a at eta = 4)" in result.output
+    assert "Model changed for this run: vicsek.update=forward" in (tmp_path / "validation.md").read_text()
+
+
+def test_a_perturbed_couzin_model_fails_against_the_reference(tmp_path):
+    """The Couzin comparison is able to fail: a turning rate of 50 instead of 40 degrees/s."""
+    result = runner.invoke(
+        app,
+        ["validate", "--quick", "--only", "couzin-reference", "--set", "couzin.max_turn_deg=50", "-o", str(tmp_path)],
+    )
+    assert result.exit_code == 1, result.output
+    assert "couzin-reference: FAIL" in result.output
+
+
+def test_point_by_point_tolerance_is_the_standard_error_of_the_difference():
+    """t standard errors of the difference of the two seed means, t from Student's distribution with the
+    reference's degrees of freedom and a 1 % family-wise risk (Bonferroni over the points)."""
+    assert allowed_errors(1, 12) == pytest.approx(3.1058, abs=1e-4)  # t(11) at 0.995: 1 % two-sided
+    assert allowed_errors(2, 11) == pytest.approx(3.5814, abs=1e-4)  # t(10) at 0.9975
+    reference = [0.50, 0.52, 0.48, 0.51, 0.49, 0.50, 0.51, 0.49]
+    s = np.std(reference, ddof=1)
+    tol = tolerance(reference, 2, 12)
+    assert tol == pytest.approx(allowed_errors(12, 8) * s * math.sqrt(1 / 8 + 1 / 2) + FLOOR)
+    mean = np.mean(reference)
+    inside = against_reference("x", [mean + 0.99 * tol] * 2, reference, 12, "r")
+    outside = against_reference("x", [mean + 1.01 * tol] * 2, reference, 12, "r")
+    assert inside.passed and not outside.passed
+
+
+def test_reference_curves_round_trip_and_refuse_another_protocol(tmp_path, monkeypatch):
+    """make_reference writes every protocol's runs; reading them back gives the reference's own numbers,
+    and a protocol with other settings is refused."""
+    tiny_v = VicsekProtocol("quick", 100, (1.0, 4.0), 20, 30, 10, reference_seeds=2, seeds=1)
+    tiny_c = CouzinProtocol("quick", 10, (0.0, 2.0), 20, 10, 5, reference_seeds=2, seeds=1)
+    monkeypatch.setattr(curves, "VICSEK", {"quick": tiny_v})
+    monkeypatch.setattr(curves, "COUZIN", {"quick": tiny_c})
+    paths = curves.make_reference(tmp_path, ["vicsek", "couzin"], jobs=1)
+    assert [p.name for p in paths] == ["vicsek.csv", "couzin.csv"]
+    v = curves.vicsek_reference(tiny_v, tmp_path)
+    assert v[4.0][1] == vicsek_numpy.time_averaged_order(100, 4.0, 1, 20, 30, 10)
+    c = curves.couzin_reference(tiny_c, tmp_path)
+    direct = couzin_numpy.ramp(10, 1, (0.0, 2.0), 20, 10, 5)
+    assert c["m_down"][1, 1] == direct["m_down"][1] and c["p_up"][1, 0] == direct["p_up"][0]
+    with pytest.raises(curves.ReferenceError, match="another protocol"):
+        curves.vicsek_reference(VicsekProtocol("quick", 100, (1.0, 4.0), 20, 40, 10, 2, 1), tmp_path)
+    with pytest.raises(curves.ReferenceError, match="another protocol"):
+        curves.couzin_reference(CouzinProtocol("quick", 10, (0.0, 2.0), 20, 10, 5, 3, 1), tmp_path)
 
 
 def test_a_failed_measurement_fails_its_check_and_shows_in_the_report():

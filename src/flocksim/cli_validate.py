@@ -21,33 +21,95 @@ def validate(
         list[str] | None, typer.Option("--only", help="Run only this check (repeatable); see --list.")
     ] = None,
     list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="Change the model of the vicsek or couzin checks, KEY=VALUE with a vicsek.* or couzin.* key "
+            "(repeatable): a deliberately changed model must fail against the references.",
+        ),
+    ] = None,
+    reference: Annotated[
+        Path | None,
+        typer.Option(
+            "--reference",
+            help="Folder of the stored reference curves (default: docs/results/validation of the source checkout).",
+        ),
+    ] = None,
+    make_reference: Annotated[
+        bool,
+        typer.Option(
+            "--make-reference",
+            help="Re-make the reference curves with the independent NumPy references (every protocol, quick and "
+            "full) and write them into the reference folder instead of running the checks.",
+        ),
+    ] = False,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            "--seeds",
+            help="flocksim seeds per point of the vicsek and couzin checks (default: the protocol's); more seeds "
+            "narrow the point-by-point tolerances.",
+            min=1,
+            max=1000,
+        ),
+    ] = None,
+    jobs: Annotated[int, typer.Option("--jobs", help="Processes for --make-reference.", min=1, max=256)] = 1,
 ) -> None:
     """Check flocksim against published results (Vicsek 1995, Couzin 2002, inertial-spin theory, metric
-    identities); write a markdown report with figures. Exits 1 if a check fails.
+    identities), point by point against independent NumPy references of the papers where there is one;
+    write a markdown report with figures. Exits 1 if a check fails.
 
     Example: flocksim validate --quick -o report
 
     One check: flocksim validate --quick --only vicsek
+
+    A changed model fails: flocksim validate --quick --only vicsek --set vicsek.update=forward
+
+    Re-make the reference curves (docs/results/validation/): flocksim validate --make-reference --jobs 2
     """
     from flocksim.validate import CHECKS, run_checks, write_report
+    from flocksim.validate.curves import ReferenceError, default_folder
     from flocksim.validate.report import check_report_folder
 
     out, err = Console(), Console(stderr=True)
+
+    def fail(message: str) -> None:
+        err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2)
+
     if list_checks:
-        for name, fn in CHECKS.items():
-            out.print(f"{name}: {(fn.__doc__ or '').strip().splitlines()[0] if fn.__doc__ else ''}", markup=False)
+        for name, check in CHECKS.items():
+            out.print(f"{name}: {check.summary}", markup=False)
         return
     bad = [name for name in only or [] if name not in CHECKS]
     if bad:
-        err.print(f"error: --only: unknown check {bad[0]!r}; allowed: {', '.join(CHECKS)}", markup=False)
-        raise typer.Exit(2)
+        fail(f"--only: unknown check {bad[0]!r}; allowed: {', '.join(CHECKS)}")
+    folder = reference or default_folder()
+    if make_reference:
+        _make_reference(folder, only, jobs, out, fail)
+        return
     try:
         check_report_folder(output)
     except ValueError as exc:
-        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        fail(str(exc))
+    overrides = tuple(set_ or ())
+    problem = _check_overrides(overrides)
+    if problem:
+        fail(problem)
+    try:
+        _check_references(folder, quick, only)
+    except ReferenceError as exc:
+        fail(str(exc))
     started = time.perf_counter()
-    results = run_checks(quick, only, on_start=lambda name: err.print(f"validate: {name} ...", markup=False))
+    results = run_checks(
+        quick,
+        only,
+        on_start=lambda name: err.print(f"validate: {name} ...", markup=False),
+        overrides=overrides,
+        reference=folder,
+        seeds=seeds,
+    )
     for r in results:
         failed = [m.name for m in r.measurements if not m.passed]
         status = "pass" if r.passed else f"FAIL ({'; '.join(failed)})"
@@ -63,6 +125,52 @@ def validate(
     )
     if passed < len(results):
         raise typer.Exit(1)
+
+
+def _check_overrides(overrides: tuple[str, ...]) -> str:
+    """'' if every --set names a key of the vicsek or couzin parameters with an allowed value, else the error."""
+    from flocksim.config import ConfigError, apply_overrides, validate
+    from flocksim.validate.suite import MODELS
+
+    for text in overrides:
+        key = text.split("=", 1)[0].strip()
+        model = key.split(".", 1)[0]
+        if "=" not in text or model not in MODELS or "." not in key:
+            return f"--set: {text!r}; allowed: KEY=VALUE with a key {' or '.join(f'{m}.*' for m in MODELS)}"
+        try:
+            apply_overrides(validate({"model": model}), [text])
+        except ConfigError as exc:
+            return f"--set: {exc}"
+    return ""
+
+
+def _check_references(folder: Path, quick: bool, only: list[str] | None) -> None:
+    """Raise ReferenceError unless the stored curves that the selected checks need are there and current."""
+    from flocksim.validate.curves import couzin_reference, vicsek_reference
+    from flocksim.validate.protocols import COUZIN, VICSEK, protocol_name
+
+    name = protocol_name(quick)
+    if not only or "vicsek" in only:
+        vicsek_reference(VICSEK[name], folder)
+    if not only or "couzin-reference" in only:
+        couzin_reference(COUZIN[name], folder)
+
+
+def _make_reference(folder: Path, only: list[str] | None, jobs: int, out: Console, fail) -> None:
+    from flocksim.validate.curves import make_reference
+
+    models = [m for m, check in (("vicsek", "vicsek"), ("couzin", "couzin-reference")) if not only or check in only]
+    if not models:
+        fail("--make-reference: no check with a reference selected; allowed --only: vicsek, couzin-reference")
+    started = time.perf_counter()
+    paths = make_reference(folder, models, jobs, on_done=lambda text: out.print(f"reference: {text}", markup=False))
+    out.print(
+        f"validate: reference curves written in {time.perf_counter() - started:.0f} s: "
+        + ", ".join(str(p) for p in paths),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

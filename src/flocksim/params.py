@@ -905,6 +905,11 @@ class Vicsek(Strict):
         ge=0.0,
         le=TWO_PI,
     )
+    update: Literal["paper", "forward"] = choice(
+        "paper",
+        "Position update: paper | forward. paper: x(t+1) = x(t) + v0 dt h(t), the heading at t (Vicsek et al. "
+        "1995); forward: x(t+1) = x(t) + v0 dt h(t+1), the new heading (Gregoire and Chate 2004)",
+    )
 
 
 class VicsekParams(ModelBase):
@@ -912,8 +917,9 @@ class VicsekParams(ModelBase):
     within r (the particle itself included), plus uniform angular noise of width eta.
 
     Per step, reading step t: h_i(t+1) = noise(eta) applied to the direction of
-    sum_{|p_j - p_i| <= r} h_j(t); p_i(t+1) = wrap(p_i(t) + v0 dt h_i(t+1)) (the new
-    heading moves the particle: the "forward" convention of Chate et al. 2008).
+    sum_{|p_j - p_i| <= r} h_j(t); p_i(t+1) = wrap(p_i(t) + v0 dt h_i(t)) with
+    ``vicsek.update = "paper"`` (the paper's x(t+1) = x(t) + v(t) dt), or
+    wrap(p_i(t) + v0 dt h_i(t+1)) with ``"forward"`` (the new heading moves the particle).
     2D or 3D; periodic (the paper) or open space.
     """
 

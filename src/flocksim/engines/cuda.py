@@ -29,6 +29,7 @@ from flocksim.engines.cuda_models import (
     resolve_overlaps_device,
     reynolds_accelerations,
     vicsek_headings,
+    vicsek_moves,
 )
 from flocksim.engines.cuda_runtime import require_cuda
 from flocksim.engines.cuda_state import DEVICE_FIELDS, DEVICE_WRITES, DeviceFlockState, DeviceMirror
@@ -117,8 +118,11 @@ def step_reynolds(engine: CudaEngine, state: DeviceFlockState, d: DeviceArrays, 
                                 c.planar, b.correction)  # fmt: skip
 
 
-def _noisy_step(headings: Callable[..., None]) -> Callable[[CudaEngine, DeviceFlockState, DeviceArrays, float], None]:
-    """Step of a constant-speed model whose phase one takes pre-drawn noise (vicsek, couzin)."""
+def _noisy_step(
+    headings: Callable[..., None], moves: Callable[..., None]
+) -> Callable[[CudaEngine, DeviceFlockState, DeviceArrays, float], None]:
+    """Step of a constant-speed model whose phase one takes pre-drawn noise (vicsek, couzin); phase two
+    is ``moves``."""
 
     def step(engine: CudaEngine, state: DeviceFlockState, d: DeviceArrays, dt: float) -> None:
         model = engine.model
@@ -127,14 +131,23 @@ def _noisy_step(headings: Callable[..., None]) -> Callable[[CudaEngine, DeviceFl
                                              q.radius, q.k, q.method, engine.budget)  # fmt: skip
         noise = cuda.to_device(model.noise.for_agents(d.n))  # drawn on the host by the run's one Generator
         headings(model, d, start, index, noise, engine.buffers.heading)
-        constant_speed_moves.launch(d.n, d.position, d.velocity, d.alive, engine.buffers.heading, d.dim, model.space,
-                                    model.speed, dt)  # fmt: skip
+        moves(model, d, engine.buffers.heading, dt)
 
     return step
 
 
 def _vicsek(model: Any, d: DeviceArrays, start: Any, index: Any, noise: Any, out: Any) -> None:
     vicsek_headings.launch(d.n, d.velocity, d.alive, start, index, d.dim, model.eta, noise, out)
+
+
+def _vicsek_moves(model: Any, d: DeviceArrays, heading: Any, dt: float) -> None:
+    """Along the heading of step t (``vicsek.update = "paper"``) or the new one (``"forward"``)."""
+    vicsek_moves.launch(d.n, d.position, d.velocity, d.alive, heading, d.dim, model.space, model.speed, dt,
+                        model.paper)  # fmt: skip
+
+
+def _constant_speed_moves(model: Any, d: DeviceArrays, heading: Any, dt: float) -> None:
+    constant_speed_moves.launch(d.n, d.position, d.velocity, d.alive, heading, d.dim, model.space, model.speed, dt)
 
 
 def _couzin(model: Any, d: DeviceArrays, start: Any, index: Any, noise: Any, out: Any) -> None:
@@ -149,8 +162,8 @@ def step_abm(engine: CudaEngine, state: DeviceFlockState, d: DeviceArrays, dt: f
 CUDA_STEPPERS: dict[str, Callable[[CudaEngine, DeviceFlockState, DeviceArrays, float], None]] = {
     "reynolds": step_reynolds,
     "abm-flocking": step_abm,
-    "vicsek": _noisy_step(_vicsek),
-    "couzin": _noisy_step(_couzin),
+    "vicsek": _noisy_step(_vicsek, _vicsek_moves),
+    "couzin": _noisy_step(_couzin, _constant_speed_moves),
 }
 """Model name -> its CUDA step."""
 

@@ -16,7 +16,7 @@ from flocksim.engines.cpu_overlap import _agent_correction, apply_correction
 from flocksim.engines.cuda_runtime import kernel
 from flocksim.kernels.constant_speed import advance
 from flocksim.kernels.couzin import couzin_heading
-from flocksim.kernels.vicsek import vicsek_heading
+from flocksim.kernels.vicsek import vicsek_heading, vicsek_move
 from flocksim.models.reynolds import ReynoldsInputs, integrate_agent, reynolds_acceleration
 from flocksim.neighbors.coherent import MAX_RUNS, block_runs
 from flocksim.neighbors.cuda_grid import device_bounds, device_grid
@@ -66,6 +66,12 @@ def _constant_speed_moves(position, velocity, alive, heading, dim, space, speed,
         advance(i, position, velocity, heading[i, 0], heading[i, 1], heading[i, 2], dim, space, speed, dt)
 
 
+def _vicsek_moves(position, velocity, alive, heading, dim, space, speed, dt, paper):
+    i = cuda.grid(1)
+    if i < position.shape[0] and alive[i]:
+        vicsek_move(i, position, velocity, heading[i, 0], heading[i, 1], heading[i, 2], dim, space, speed, dt, paper)
+
+
 def _gather_column(values, order, out):
     s = cuda.grid(1)
     if s < order.shape[0]:
@@ -103,6 +109,7 @@ integrate = kernel(_integrate)
 vicsek_headings = kernel(_vicsek_headings)
 couzin_headings = kernel(_couzin_headings)
 constant_speed_moves = kernel(_constant_speed_moves)
+vicsek_moves = kernel(_vicsek_moves)
 gather_column = kernel(_gather_column)
 zero_dead_rows = kernel(_zero_dead_rows)
 overlap_corrections = kernel(_overlap_corrections)

@@ -13,6 +13,11 @@ itself, so the kernel adds it). Noise comes pre-drawn: two numbers u, w uniform 
 
 A sum of headings that vanishes (cancelling neighbours) keeps the agent's own
 heading as the mean direction, and an agent without heading takes +x.
+
+The move (phase two) follows ``vicsek.update``: "paper" advances the position along the
+heading the particle had at step t, x(t+1) = x(t) + v0 dt h(t) (Vicsek et al. 1995:
+x(t+1) = x(t) + v(t) dt), then stores the new heading; "forward" advances it along the
+new heading h(t+1) (:func:`flocksim.kernels.constant_speed.advance`).
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from __future__ import annotations
 import math
 
 from flocksim.kernels.compile import device
+from flocksim.kernels.constant_speed import advance
 from flocksim.kernels.sphere import tilt
-from flocksim.kernels.vector import load, normalize_or_zero
+from flocksim.kernels.vector import load, normalize_or_zero, store
+from flocksim.space import wrap
 
 
 @device
@@ -36,12 +43,19 @@ def vicsek_noisy_heading(mx, my, mz, dim, eta, u, w):
 
 
 @device
-def vicsek_mean_direction(i, velocity, start, index, dim):
-    """Unit direction of the sum of unit headings of agent i and its neighbour-list row."""
+def own_heading(i, velocity, dim):
+    """Unit heading of agent i at step t: its velocity's direction, +x for an agent at rest."""
     vx, vy, vz = load(velocity, i, dim)
     hx, hy, hz = normalize_or_zero(vx, vy, vz)
     if hx == 0.0 and hy == 0.0 and hz == 0.0:
         hx = 1.0
+    return hx, hy, hz
+
+
+@device
+def vicsek_mean_direction(i, velocity, start, index, dim):
+    """Unit direction of the sum of unit headings of agent i and its neighbour-list row."""
+    hx, hy, hz = own_heading(i, velocity, dim)
     sx, sy, sz = hx, hy, hz
     for t in range(start[i], start[i + 1]):
         vx, vy, vz = load(velocity, index[t], dim)
@@ -60,3 +74,18 @@ def vicsek_heading(i, velocity, start, index, dim, eta, noise):
     """New unit heading of agent i: its mean direction with the noise of row i of ``noise`` (N, 2)."""
     mx, my, mz = vicsek_mean_direction(i, velocity, start, index, dim)
     return vicsek_noisy_heading(mx, my, mz, dim, eta, noise[i, 0], noise[i, 1])
+
+
+@device
+def vicsek_move(i, position, velocity, hx, hy, hz, dim, space, speed, dt, paper):
+    """Phase two for agent i with new unit heading h: p <- wrap(p + speed dt h_old) when ``paper``
+    (h_old: its heading at step t), p <- wrap(p + speed dt h) otherwise; then v <- speed h [units/s]."""
+    if not paper:
+        advance(i, position, velocity, hx, hy, hz, dim, space, speed, dt)
+        return
+    ox, oy, oz = own_heading(i, velocity, dim)
+    px, py, pz = load(position, i, dim)
+    step = speed * dt
+    px, py, pz = wrap(px + step * ox, py + step * oy, pz + step * oz, space)
+    store(position, i, dim, px, py, pz)
+    store(velocity, i, dim, speed * hx, speed * hy, speed * hz)

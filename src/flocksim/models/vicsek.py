@@ -4,9 +4,11 @@ N particles at constant speed v0 in a periodic box (or open space), 2D or 3D. Pe
 step, every particle reads step t: its new heading is the mean direction of the
 unit headings of all particles within r of it, **itself included**, plus uniform
 angular noise of width eta (kernels/vicsek.py: 2D an angle in [-eta/2, eta/2); 3D
-uniform on the cap of half-angle eta/2). Position update convention: the new
-heading moves the particle, p(t+1) = wrap(p(t) + v0 dt h(t+1)) (Chate et al. 2008;
-the paper's text writes v(t); the order parameter curves do not depend on it).
+uniform on the cap of half-angle eta/2). Position update (``vicsek.update``): "paper"
+moves the particle along its heading at step t, p(t+1) = wrap(p(t) + v0 dt h(t)), as
+the paper writes x(t+1) = x(t) + v(t) dt; "forward" moves it along the new heading
+h(t+1) (Gregoire and Chate 2004). The two give different order-parameter curves near
+the transition (docs/models.md).
 Order parameter v_a = |sum_i h_i| / N (:func:`flocksim.metrics.polarization`).
 """
 
@@ -34,6 +36,7 @@ class VicsekModel:
         self.dim = params.world.dim
         self.speed = params.vicsek.speed
         self.eta = params.vicsek.eta
+        self.paper = params.vicsek.update == "paper"  # move along the heading at step t
         self.noise = NoiseBuffer(_uniforms, neutral=(0.5, 0.0))
 
     def neighbor_query(self) -> NeighborQuery:

@@ -26,10 +26,10 @@ class Measurement:
         if math.isinf(self.low) and math.isinf(self.high):
             return "any"
         if math.isinf(self.low):
-            return f"<= {self.high:.4g}"
+            return f"<= {self.high:.5g}"
         if math.isinf(self.high):
-            return f">= {self.low:.4g}"
-        return f"[{self.low:.4g}, {self.high:.4g}]"
+            return f">= {self.low:.5g}"
+        return f"[{self.low:.5g}, {self.high:.5g}]"
 
 
 @dataclass

@@ -60,7 +60,7 @@ def markdown(results: list[CheckResult], quick: bool, figures: dict[str, str], h
         lines += ["| measurement | measured | allowed | expected (source) | |", "|---|---|---|---|---|"]
         for m in r.measurements:
             lines.append(
-                f"| {m.name} | {m.value:.4g} | {m.bounds_text()} | {m.expected} | {'ok' if m.passed else '**FAIL**'} |"
+                f"| {m.name} | {m.value:.5g} | {m.bounds_text()} | {m.expected} | {'ok' if m.passed else '**FAIL**'} |"
             )
         if r.table:
             keys = list(r.table[0])

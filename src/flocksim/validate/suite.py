@@ -4,39 +4,83 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from flocksim.validate.checks import CheckResult
-from flocksim.validate.couzin import check_couzin_hysteresis, check_couzin_phases
+from flocksim.validate.couzin import check_couzin_hysteresis, check_couzin_phases, check_couzin_reference
 from flocksim.validate.identities import check_identities
 from flocksim.validate.spin import check_spin_propagation
 from flocksim.validate.vicsek import check_vicsek
 
-CHECKS: dict[str, Callable[[bool], CheckResult]] = {
-    "identities": check_identities,
-    "vicsek": check_vicsek,
-    "couzin-phases": check_couzin_phases,
-    "couzin-hysteresis": check_couzin_hysteresis,
-    "spin-propagation": check_spin_propagation,
+
+@dataclass(frozen=True)
+class Check:
+    """A check: ``run(quick, **options)`` returns its :class:`CheckResult`. ``model``: the model whose
+    parameters ``--set`` may change for it (passed as ``overrides``; the number of flocksim seeds as
+    ``seeds``); ``reference``: it compares with the stored reference curves (passed as ``reference``,
+    a folder)."""
+
+    run: Callable[..., CheckResult]
+    model: str | None = None
+    reference: bool = False
+
+    @property
+    def summary(self) -> str:
+        return (self.run.__doc__ or "").strip().splitlines()[0]
+
+
+CHECKS: dict[str, Check] = {
+    "identities": Check(check_identities),
+    "vicsek": Check(check_vicsek, "vicsek", reference=True),
+    "couzin-phases": Check(check_couzin_phases, "couzin"),
+    "couzin-hysteresis": Check(check_couzin_hysteresis, "couzin"),
+    "couzin-reference": Check(check_couzin_reference, "couzin", reference=True),
+    "spin-propagation": Check(check_spin_propagation),
 }
-"""Check name -> function(quick) returning its :class:`CheckResult` (an explicit registry)."""
+"""Check name -> :class:`Check` (an explicit registry, run in this order)."""
+
+MODELS = ("vicsek", "couzin")
+"""Models whose parameters ``--set`` may change (keys ``vicsek.*`` and ``couzin.*``)."""
+
+
+def overrides_for(model: str | None, overrides: tuple[str, ...]) -> tuple[str, ...]:
+    """The dotted overrides that belong to ``model`` (keys starting with ``model.``)."""
+    if model is None:
+        return ()
+    return tuple(o for o in overrides if o.split("=", 1)[0].strip().startswith(model + "."))
 
 
 def run_checks(
-    quick: bool, only: list[str] | None = None, on_start: Callable[[str], None] | None = None
+    quick: bool,
+    only: list[str] | None = None,
+    on_start: Callable[[str], None] | None = None,
+    overrides: tuple[str, ...] = (),
+    reference: Path | None = None,
+    seeds: int | None = None,
 ) -> list[CheckResult]:
-    """Run the named checks (default: all) in registry order; each result carries its run time."""
+    """Run the named checks (default: all) in registry order; each result carries its run time.
+    ``overrides`` ("vicsek.update=forward", ...) change the model of the checks of that model;
+    ``reference`` is the folder of the stored reference curves (default: docs/results/validation);
+    ``seeds`` replaces the number of flocksim seeds of the model checks (default: the protocol's)."""
     names = only if only else list(CHECKS)
     unknown = [n for n in names if n not in CHECKS]
     if unknown:
         raise ValueError(f"--only: unknown check {unknown[0]!r}; allowed: {', '.join(CHECKS)}")
     results = []
-    for name in CHECKS:
+    for name, check in CHECKS.items():
         if name not in names:
             continue
         if on_start is not None:
             on_start(name)
+        options: dict[str, object] = {}
+        if check.model is not None:
+            options["overrides"] = overrides_for(check.model, overrides)
+            options["seeds"] = seeds
+        if check.reference:
+            options["reference"] = reference
         started = time.perf_counter()
-        result = CHECKS[name](quick)
+        result = check.run(quick, **options)
         result.seconds = time.perf_counter() - started
         results.append(result)
     return results

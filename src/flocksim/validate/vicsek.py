@@ -1,73 +1,74 @@
-"""The Vicsek order parameter against noise at density rho = 4 (Vicsek et al. 1995, Fig. 2a)."""
+"""The Vicsek order parameter against noise at density rho = 4 (Vicsek et al. 1995, Fig. 2a),
+point by point against the independent NumPy reference (:mod:`.reference.vicsek_numpy`).
+
+flocksim runs the same protocol as the stored reference curve (:data:`.protocols.VICSEK`)
+with its own seeds; at every eta the two seed means must agree within
+:func:`.compare.tolerance`. The curve must also cross v_a = 1/2 inside the window read
+from the paper's figure.
+"""
 
 from __future__ import annotations
 
-import itertools
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
-from flocksim.validate.checks import CheckResult, Measurement, relative, within
-from flocksim.validate.identities import expected_random_polarization
+from flocksim.config import apply_overrides, validate
+from flocksim.validate.checks import CheckResult, Measurement
+from flocksim.validate.compare import against_reference, tolerance
+from flocksim.validate.curves import vicsek_reference
+from flocksim.validate.protocols import VICSEK, VicsekProtocol, protocol_name
 from flocksim.validate.runs import averaged_order, simulation
 
 RHO = 4.0
 
 
-def order_curve(n: int, etas: list[float], relax: int, measure: int, seed: int) -> list[float]:
-    """Time-averaged v_a at each eta for n particles at density 4 in 2D (each eta from a random start)."""
+def vicsek_params(n: int, eta: float, overrides: tuple[str, ...] = ()) -> dict:
+    """The paper's setting at density 4 in 2D (v0 = 0.03, r = 1, dt = 1), with dotted ``overrides``."""
     side = math.sqrt(n / RHO)
+    params = validate(
+        {
+            "model": "vicsek",
+            "world": {"dim": 2, "dt": 1.0, "bounds": {"kind": "periodic", "size": [side, side]}},
+            "agents": {"n": n},
+            "neighbors": {"method": "grid"},  # bitwise the same as brute force, faster
+            "vicsek": {"speed": 0.03, "radius": 1.0, "eta": eta},
+        }
+    )
+    return apply_overrides(params, list(overrides)).model_dump(mode="json")
+
+
+def order_values(protocol: VicsekProtocol, eta: float, overrides: tuple[str, ...] = ()) -> list[float]:
+    """flocksim's time-averaged v_a at ``eta``, one per seed 0 .. protocol.seeds - 1."""
+    p = protocol
     out = []
-    for eta in etas:
-        sim = simulation(
-            {
-                "model": "vicsek",
-                "world": {"dim": 2, "dt": 1.0, "bounds": {"kind": "periodic", "size": [side, side]}},
-                "agents": {"n": n},
-                "neighbors": {"method": "brute" if n <= 1000 else "grid"},
-                "vicsek": {"speed": 0.03, "radius": 1.0, "eta": eta},
-            },
-            seed,
-        )
-        sim.step(relax)
-        out.append(averaged_order(sim, measure, 10)[0])
+    for seed in range(p.seeds):
+        sim = simulation(vicsek_params(p.n, eta, overrides), seed)
+        sim.step(p.relax)
+        out.append(averaged_order(sim, p.measure, p.every)[0])
     return out
 
 
-def check_vicsek(quick: bool, seed: int = 0) -> CheckResult:
-    """Vicsek order parameter against noise at rho = 4: its limits, its fall and where it crosses 1/2."""
-    sizes = [100] if quick else [100, 400]
-    etas = [0.1, 1.0, 2.0, 3.0, 4.0, 5.0, 2 * math.pi] if quick else [0.1, *np.arange(0.5, 6.01, 0.5), 2 * math.pi]
-    etas = [float(e) for e in etas]
-    relax, measure = (1000, 1000) if quick else (3000, 3000)
-    curves = {n: order_curve(n, etas, relax, measure, seed) for n in sizes}
-    out: list[Measurement] = []
-    for n, va in curves.items():
-        out.append(within(f"N = {n}: v_a at eta = 0.1", va[0], 1.0, 0.01, "1 as eta -> 0"))
-        out.append(
-            relative(
-                f"N = {n}: v_a at eta = 2 pi",
-                va[-1],
-                expected_random_polarization(n, 2),
-                0.35,
-                "random headings sqrt(pi / 4N)",
-            )
-        )
-        rises = max(b - a for a, b in itertools.pairwise(va))
+def check_vicsek(
+    quick: bool, overrides: tuple[str, ...] = (), reference: Path | None = None, seeds: int | None = None
+) -> CheckResult:
+    """Vicsek v_a against eta at rho = 4, point by point against the independent NumPy reference."""
+    p = VICSEK[protocol_name(quick)]
+    if seeds is not None:
+        p = replace(p, seeds=seeds)
+    ref = vicsek_reference(p, reference)
+    ours = {eta: order_values(p, eta, overrides) for eta in p.etas}
+    what = "NumPy reference, Vicsek et al. 1995 update"
+    k = len(p.etas)
+    out = [against_reference(f"v_a at eta = {eta:g}", ours[eta], ref[eta], k, what) for eta in p.etas]
+    means = [float(np.mean(ours[eta])) for eta in p.etas]
+    if len(p.etas) > 3:
         out.append(
             Measurement(
-                f"N = {n}: largest rise of v_a between neighbouring eta",
-                rises,
-                -math.inf,
-                0.05,
-                "<= 0.05 (v_a falls with eta; 0.05 allows sampling noise)",
-            )
-        )
-        half = _crossing(etas, va, 0.5)
-        out.append(
-            Measurement(
-                f"N = {n}: eta where v_a crosses 1/2",
-                half,
+                "eta where v_a crosses 1/2",
+                _crossing(list(p.etas), means, 0.5),
                 2.5,
                 4.5,
                 "in [2.5, 4.5] (Vicsek 1995 Fig. 2a, read from the figure)",
@@ -75,25 +76,36 @@ def check_vicsek(quick: bool, seed: int = 0) -> CheckResult:
         )
 
     def plot(ax) -> None:
-        for n, va in curves.items():
-            ax.plot(etas, va, "o-", label=f"N = {n}")
-            ax.axhline(expected_random_polarization(n, 2), ls=":", lw=0.8, color="grey")
+        etas = list(p.etas)
+        ref_mean = [float(np.mean(ref[e])) for e in etas]
+        bars = [tolerance(ref[e], p.seeds, k) for e in etas]
+        ax.errorbar(etas, ref_mean, yerr=bars, fmt="s", mfc="none", color="grey", capsize=3, label="reference")
+        ax.plot(etas, means, "o-", color="C0", label=f"flocksim ({p.seeds} seeds)")
         ax.set_xlabel("noise eta [rad]")
         ax.set_ylabel("order parameter v_a")
         ax.set_ylim(0, 1.02)
-        ax.set_title("Vicsek model, rho = 4, v0 = 0.03, r = 1 (dotted: random headings)")
+        ax.set_title(f"Vicsek model, N = {p.n}, rho = 4 (bars: allowed band)")
         ax.legend()
 
     table = [
-        {"N": n, **{f"eta={e:.2f}": round(v, 3) for e, v in zip(etas, va, strict=True)}} for n, va in curves.items()
+        {
+            "eta": eta,
+            "flocksim": round(float(np.mean(ours[eta])), 4),
+            "reference": round(float(np.mean(ref[eta])), 4),
+            "difference": round(float(np.mean(ours[eta]) - np.mean(ref[eta])), 4),
+        }
+        for eta in p.etas
     ]
+    changed = f" Model changed for this run: {', '.join(overrides)}." if overrides else ""
     return CheckResult(
         "vicsek",
-        "Vicsek order parameter against noise (rho = 4)",
-        "Vicsek, Czirok, Ben-Jacob, Cohen, Shochet 1995, Phys. Rev. Lett. 75:1226, Fig. 2a",
+        "Vicsek order parameter against noise (rho = 4), point by point",
+        "Vicsek, Czirok, Ben-Jacob, Cohen, Shochet 1995, Phys. Rev. Lett. 75:1226 (Eqs 1-2, Fig. 2a)",
         out,
-        notes=f"2D periodic box of side sqrt(N/4); each eta from a random start, {relax} steps to relax, then v_a "
-        f"averaged over {measure} steps (every 10th); seed {seed}; one run per point.",
+        notes=f"N = {p.n} in a 2D periodic box of side sqrt(N/4), v0 = 0.03, r = 1; each eta from a random start, "
+        f"{p.relax} steps to relax, then v_a averaged over {p.measure} steps (every {p.every}th); flocksim seeds "
+        f"0-{p.seeds - 1}, NumPy reference (src/flocksim/validate/reference/vicsek_numpy.py) seeds "
+        f"0-{p.reference_seeds - 1} (docs/results/validation/vicsek.csv).{changed}",
         plot=plot,
         table=table,
     )
