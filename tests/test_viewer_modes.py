@@ -1,0 +1,242 @@
+"""The viewer server's 2D/3D modes, forced spontaneous turns and compile progress (issue 16).
+
+Each connection keeps one simulation per mode: ``{"type": "mode", "dim": d}`` parks the current
+one (it stops stepping) and resumes the other, or builds it from the scene's twin preset
+(``NAME-2d`` / ``NAME-3d``) or, without a twin, from the current parameters carried to the other
+dimension. ``{"type": "wave", "delay": s}`` schedules a spontaneous turn. While numba compiles,
+``compiling`` messages report progress. Same harness as tests/test_viewer_server.py.
+"""
+
+import math
+import time
+
+import numpy as np
+import pytest
+from numba.core import event
+from starlette.testclient import TestClient
+from test_viewer_server import expect, frame, opened, receive, send, server_of
+
+from flocksim import load_preset
+from flocksim.viewer.protocol import FLAG_TURNING
+from flocksim.viewer.server import create_app
+
+SMALL = "/ws?preset=boids-2d&set=agents.n%3D60"
+STAR3 = "/ws?preset=starlings-3d&set=agents.n%3D60"
+
+
+@pytest.fixture
+def client():
+    with TestClient(create_app(sps=0, port=8000)) as c:
+        yield c
+
+
+def pause(ws):
+    send(ws, type="pause")
+    assert expect(ws, "state")["paused"] is True
+
+
+def test_params_name_the_origin_and_whether_it_was_modified(client):
+    with client.websocket_connect(SMALL) as ws:
+        params = opened(ws)
+        assert (params["preset"], params["origin"], params["modified"]) == ("boids-2d", "boids-2d", True)
+        assert params["parked"] == []
+        send(ws, type="preset", name="starlings-2d")
+        params = expect(ws, "params")
+        assert (params["preset"], params["origin"], params["modified"]) == ("starlings-2d", "starlings-2d", False)
+        send(ws, type="set", changes={"rules.cohesion.weight": 2.0})
+        params = expect(ws, "params")
+        assert (params["preset"], params["origin"], params["modified"]) == (None, "starlings-2d", True)
+
+
+def test_twin_preset_after_a_change_and_back_resumes_the_parked_flock(client):
+    """starlings-3d, a change, 2D: starlings-2d's own world (not the ellipsoid cut to 2D); back to
+    3D: the parked 3D flock exactly where it was, with the change."""
+    with client.websocket_connect(STAR3) as ws:
+        opened(ws)
+        send(ws, type="set", changes={"rules.separation.weight": 2.5})
+        expect(ws, "params")
+        for _ in range(3):
+            frame(ws)
+        pause(ws)
+        left = frame(ws)
+        send(ws, type="mode", dim=2)
+        params = expect(ws, "params")
+        assert params["dim"] == 2 and params["reset"] is True
+        assert params["preset"] == "starlings-2d" and params["modified"] is False
+        assert params["params"]["world"]["bounds"]["size"] == [960.0, 540.0]
+        assert params["params"]["description"] == load_preset("starlings-2d").description
+        assert params["parked"] == [3]
+        send(ws, type="resume")
+        expect(ws, "state")
+        steps_2d = [frame(ws).step for _ in range(5)]
+        assert steps_2d[-1] > 0
+        pause(ws)
+        send(ws, type="mode", dim=3)
+        params = expect(ws, "params")
+        assert params["dim"] == 3 and params["reset"] is False
+        assert (params["preset"], params["origin"], params["modified"]) == (None, "starlings-3d", True)
+        assert params["params"]["world"]["bounds"]["size"] == [520.0, 260.0, 420.0]
+        assert params["params"]["rules"]["separation"]["weight"] == 2.5
+        assert params["parked"] == [2]
+        back = frame(ws)
+    assert back.dim == 3
+    assert back.step == left.step  # parked: it did not step while 2D ran
+    np.testing.assert_array_equal(back.positions, left.positions)
+
+
+def test_a_scene_without_twin_is_carried_to_the_other_dimension(client):
+    with client.websocket_connect(SMALL) as ws:
+        opened(ws)
+        for _ in range(3):
+            frame(ws)
+        pause(ws)
+        left = frame(ws)
+        send(ws, type="mode", dim=3)
+        params = expect(ws, "params")
+        bounds = params["params"]["world"]["bounds"]
+        assert params["dim"] == 3 and params["reset"] is True
+        assert bounds["size"] == [400.0, 250.0, 250.0]  # a third side equal to the smaller one
+        assert (params["preset"], params["origin"], params["modified"]) == (None, "boids-2d", True)
+        assert "3D" in params["params"]["description"]
+        assert frame(ws).dim == 3
+        send(ws, type="mode", dim=2)
+        params = expect(ws, "params")
+        assert params["reset"] is False and params["dim"] == 2
+        assert params["params"]["world"]["bounds"]["size"] == [400.0, 250.0]
+        assert frame(ws).step == left.step
+        send(ws, type="mode", dim=2)  # already 2D: nothing changes
+        params = expect(ws, "params")
+        assert params["reset"] is False and params["parked"] == [3]
+
+
+def test_a_preset_drops_the_parked_mode(client):
+    with client.websocket_connect(STAR3) as ws:
+        opened(ws)
+        send(ws, type="mode", dim=2)
+        assert expect(ws, "params")["parked"] == [3]
+        send(ws, type="preset", name="boids-2d")
+        assert expect(ws, "params")["parked"] == []
+        send(ws, type="mode", dim=3)
+        params = expect(ws, "params")
+        assert params["reset"] is True and params["origin"] == "boids-2d"
+
+
+def test_both_modes_together_stay_within_the_agent_cap():
+    """A connection's simulations together hold at most --max-agents agents: a parked mode that
+    would exceed it is dropped (its next visit starts afresh)."""
+    with TestClient(create_app(preset="boids-2d", overrides=["agents.n=60"], sps=0, max_agents=700)) as c:
+        with c.websocket_connect("/ws?preset=starlings-2d&set=agents.n%3D300") as ws:
+            opened(ws)
+            send(ws, type="mode", dim=3)  # starlings-3d: 500 birds, 300 + 500 > 700
+            params = expect(ws, "params")
+            assert params["params"]["agents"]["n"] == 500 and params["parked"] == []
+            send(ws, type="set", changes={"agents.n": 200})
+            expect(ws, "params")
+            send(ws, type="mode", dim=2)  # a fresh starlings-2d (500) + the parked 200 <= 700
+            params = expect(ws, "params")
+            assert params["reset"] is True and params["parked"] == [3]
+            send(ws, type="set", changes={"agents.n": 600})  # 600 + 200 > 700: the 3D flock goes
+            params = expect(ws, "params")
+            assert params["params"]["agents"]["n"] == 600 and params["parked"] == []
+            (session,) = server_of(c).sessions
+            assert sum(s.state.n for s in session.simulations()) <= 700
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        ({"type": "mode"}, "mode: missing field 'dim'"),
+        ({"type": "mode", "dim": 4}, "mode.dim: allowed: 2, 3"),
+        ({"type": "mode", "dim": "3"}, "mode.dim: allowed: 2, 3"),
+        ({"type": "wave", "delay": -1}, "wave.delay"),
+        ({"type": "wave", "delay": 61}, "wave.delay"),
+        ({"type": "wave", "delay": True}, "wave.delay"),
+        ({"type": "wave", "extra": 1}, "wave: unknown field"),
+    ],
+)
+def test_bad_mode_and_wave_messages_get_one_line_errors(client, message, words):
+    with client.websocket_connect(SMALL) as ws:
+        opened(ws)
+        send(ws, **message)
+        assert words in expect(ws, "error")["message"]
+        assert frame(ws).n_agents == 60  # the simulation goes on
+
+
+def _turning_birds(f):
+    return int(np.count_nonzero(f.flags[: f.n_agents] & FLAG_TURNING))
+
+
+def test_wave_starts_a_spontaneous_turn_after_the_delay(client):
+    quiet = "/ws?preset=starlings-2d&set=agents.n%3D60&set=turning.mean_interval%3D100000"
+    with client.websocket_connect(quiet) as ws:
+        opened(ws)
+        pause(ws)
+        start = frame(ws)
+        assert _turning_birds(start) == 0
+        send(ws, type="wave", delay=1.0)
+        send(ws, type="resume")
+        expect(ws, "state")
+        for _ in range(2000):
+            f = frame(ws)
+            if _turning_birds(f):
+                break
+        (session,) = server_of(client).sessions
+        turning = next(c for c in session.sim.components if c.name == "turning")
+    assert _turning_birds(f) > 0
+    assert 1.0 <= f.time - start.time <= 1.0 + 0.2
+    assert turning.waves == 1
+
+
+def test_wave_needs_spontaneous_turning_on(client):
+    with client.websocket_connect("/ws?preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse") as ws:
+        opened(ws)
+        send(ws, type="wave")
+        message = expect(ws, "error")["message"]
+        assert "turning.enabled" in message
+    with client.websocket_connect("/ws?preset=vicsek&set=agents.n%3D60") as ws:
+        opened(ws)
+        send(ws, type="wave")
+        assert "spontaneous turns" in expect(ws, "error")["message"]
+
+
+def test_turning_switched_on_mid_run_waits_for_its_first_interval(client):
+    """A turning component switched on at time t schedules its first wave an exponential interval
+    after t (mean 6 s here), not at time 0: switched on after 60 s it would otherwise start a wave
+    at once (probability 1 - exp(-10))."""
+    off = "/ws?preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse"
+    with client.websocket_connect(off) as ws:
+        opened(ws)
+        (session,) = server_of(client).sessions
+        deadline = time.monotonic() + 300
+        while session.sim.time < 60.0 and time.monotonic() < deadline:  # stepping as fast as it goes
+            time.sleep(0.05)
+        pause(ws)
+        send(ws, type="set", changes={"turning.enabled": True})
+        assert expect(ws, "params")["reset"] is False
+        turning = next(c for c in session.sim.components if c.name == "turning")
+        assert turning.next_event > session.sim.time >= 60.0
+        assert turning.waves == 0
+
+
+def test_compiling_is_reported_while_numba_compiles(client):
+    """numba's compile events (a real compile sends the same) become ``compiling`` messages:
+    active with the kernels compiled so far and the seconds since it began, then inactive."""
+    with client.websocket_connect(SMALL) as ws:
+        opened(ws)
+        data = {"dispatcher": None, "args": (), "return_type": None}
+        event.start_event("numba:compile", data=data)
+        try:
+            message = receive(ws, timeout=30)  # at most a second later
+            assert message["type"] == "compiling" and message["active"] is True, message
+            assert message["kernels"] >= 0 and message["seconds"] >= 0
+        finally:
+            event.end_event("numba:compile", data=data)
+        deadline = time.monotonic() + 30
+        while True:
+            message = receive(ws, timeout=30)
+            assert isinstance(message, dict) and message["type"] == "compiling", message
+            if not message["active"]:
+                break
+            assert time.monotonic() < deadline
+        assert message["kernels"] >= 1
+        assert math.isfinite(message["seconds"])
