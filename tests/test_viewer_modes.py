@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from numba.core import event
 from starlette.testclient import TestClient
-from test_viewer_server import expect, frame, opened, receive, send, server_of
 
 from flocksim import load_preset
 from flocksim.viewer.protocol import FLAG_TURNING
 from flocksim.viewer.server import create_app
+from test_viewer_server import expect, frame, opened, receive, send, server_of
 
 SMALL = "/ws?preset=boids-2d&set=agents.n%3D60"
 STAR3 = "/ws?preset=starlings-3d&set=agents.n%3D60"
@@ -124,22 +124,22 @@ def test_a_preset_drops_the_parked_mode(client):
 def test_both_modes_together_stay_within_the_agent_cap():
     """A connection's simulations together hold at most --max-agents agents: a parked mode that
     would exceed it is dropped (its next visit starts afresh)."""
-    with TestClient(create_app(preset="boids-2d", overrides=["agents.n=60"], sps=0, max_agents=700)) as c:
-        with c.websocket_connect("/ws?preset=starlings-2d&set=agents.n%3D300") as ws:
-            opened(ws)
-            send(ws, type="mode", dim=3)  # starlings-3d: 500 birds, 300 + 500 > 700
-            params = expect(ws, "params")
-            assert params["params"]["agents"]["n"] == 500 and params["parked"] == []
-            send(ws, type="set", changes={"agents.n": 200})
-            expect(ws, "params")
-            send(ws, type="mode", dim=2)  # a fresh starlings-2d (500) + the parked 200 <= 700
-            params = expect(ws, "params")
-            assert params["reset"] is True and params["parked"] == [3]
-            send(ws, type="set", changes={"agents.n": 600})  # 600 + 200 > 700: the 3D flock goes
-            params = expect(ws, "params")
-            assert params["params"]["agents"]["n"] == 600 and params["parked"] == []
-            (session,) = server_of(c).sessions
-            assert sum(s.state.n for s in session.simulations()) <= 700
+    app = create_app(preset="boids-2d", overrides=["agents.n=60"], sps=0, max_agents=700)
+    with TestClient(app) as c, c.websocket_connect("/ws?preset=starlings-2d&set=agents.n%3D300") as ws:
+        opened(ws)
+        send(ws, type="mode", dim=3)  # starlings-3d: 500 birds, 300 + 500 > 700
+        params = expect(ws, "params")
+        assert params["params"]["agents"]["n"] == 500 and params["parked"] == []
+        send(ws, type="set", changes={"agents.n": 200})
+        expect(ws, "params")
+        send(ws, type="mode", dim=2)  # a fresh starlings-2d (500) + the parked 200 <= 700
+        params = expect(ws, "params")
+        assert params["reset"] is True and params["parked"] == [3]
+        send(ws, type="set", changes={"agents.n": 600})  # 600 + 200 > 700: the 3D flock goes
+        params = expect(ws, "params")
+        assert params["params"]["agents"]["n"] == 600 and params["parked"] == []
+        (session,) = server_of(c).sessions
+        assert sum(s.state.n for s in session.simulations()) <= 700
 
 
 @pytest.mark.parametrize(
@@ -223,17 +223,18 @@ def test_compiling_is_reported_while_numba_compiles(client):
     active with the kernels compiled so far and the seconds since it began, then inactive."""
     with client.websocket_connect(SMALL) as ws:
         opened(ws)
+        frame(ws)  # the session's own kernels are ready: no real compile from here on
         data = {"dispatcher": None, "args": (), "return_type": None}
         event.start_event("numba:compile", data=data)
         try:
-            message = receive(ws, timeout=30)  # at most a second later
+            message = receive(ws, timeout=30, progress=True)  # at most a second later
             assert message["type"] == "compiling" and message["active"] is True, message
             assert message["kernels"] >= 0 and message["seconds"] >= 0
         finally:
             event.end_event("numba:compile", data=data)
         deadline = time.monotonic() + 30
         while True:
-            message = receive(ws, timeout=30)
+            message = receive(ws, timeout=30, progress=True)
             assert isinstance(message, dict) and message["type"] == "compiling", message
             if not message["active"]:
                 break

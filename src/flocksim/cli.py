@@ -606,7 +606,7 @@ def experiment(
     list_experiments: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Run one of seed 003's starling experiments over seeds; print a table (mean ± sd) and write CSV.
+    """Run a starling experiment (docs/starlings.md) over seeds; print a table (mean ± sd) and write CSV.
 
     Example: flocksim experiment predator-multipliers --seeds 5 --jobs 2 --csv predator.csv
 

@@ -55,6 +55,7 @@ def serve(
     from flocksim.cli import err, fail, out
     from flocksim.viewer.controls import MAX_CONTROL_BYTES
     from flocksim.viewer.server import create_app, is_loopback
+    from flocksim.viewer.warmup import warm_up_in_background
 
     if threads is not None and threads > numba.config.NUMBA_NUM_THREADS:
         fail(f"--threads: must be between 1 and {numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS), got {threads}")
@@ -94,6 +95,8 @@ def serve(
         )
     )
     out.print(f"flocksim viewer: {url}  (Ctrl-C stops)", markup=False, highlight=False, soft_wrap=True)
+    # the first scene's kernels: compiled now (first start after an install) or loaded from the cache
+    warm_up_in_background(app.state.viewer.default_params)
     if open_browser:
         threading.Thread(target=_open_when_up, args=(server, url), daemon=True).start()
     try:

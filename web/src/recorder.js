@@ -1,5 +1,5 @@
 /**
- * Recording the canvas to a video file (SPEC 6.7) with MediaRecorder on `canvas.captureStream()`:
+ * Recording the canvas to a video file with MediaRecorder on `canvas.captureStream()`:
  * MP4 (H.264, avc1) where the browser can write it, else WebM (VP9, then VP8).
  *
  * @module recorder

@@ -18,6 +18,7 @@ Guards: a WebSocket whose ``Origin`` header names another site is refused in the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
 import json
@@ -37,6 +38,7 @@ from starlette.websockets import WebSocket
 
 from flocksim.config import MODEL_CLASSES, AnyParams
 from flocksim.scenarios import load_preset, preset_names
+from flocksim.viewer.compiling import report_compiling
 from flocksim.viewer.controls import MAX_CONTROL_BYTES, ControlError, error_reply
 from flocksim.viewer.protocol import VERSION
 from flocksim.viewer.session import (
@@ -244,8 +246,10 @@ class ViewerServer:
         link = _Link(websocket)
         session = ViewerSession(link.send, sps=self.sps, max_agents=self.max_agents, threads=self.threads)
         self.sessions.add(session)
+        progress: asyncio.Task | None = None
         try:
             await link.send(self.hello)
+            progress = asyncio.create_task(report_compiling(link.send), name="flocksim-viewer-compiling")
             params, preset, problem = self.query_params(websocket)
             try:
                 await session.start(params, preset)
@@ -271,6 +275,8 @@ class ViewerServer:
             log.debug("viewer: connection ended (%s: %s)", type(exc).__name__, exc)
         finally:  # the synchronous part first: it must happen even if this task is being cancelled
             link.open = False
+            if progress is not None:
+                progress.cancel()
             session.stop()
             self.sessions.discard(session)
             self.connections -= 1
