@@ -4,10 +4,12 @@ Each connection keeps one simulation per mode: ``{"type": "mode", "dim": d}`` pa
 one (it stops stepping) and resumes the other, or builds it from the scene's twin preset
 (``NAME-2d`` / ``NAME-3d``) or, without a twin, from the current parameters carried to the other
 dimension. ``{"type": "wave", "delay": s}`` schedules a spontaneous turn. While numba compiles,
-``compiling`` messages report progress. Same harness as tests/test_viewer_server.py.
+``compiling`` messages report progress; the first scene's kernels are compiled ahead
+(flocksim.viewer.warmup). Same harness as tests/test_viewer_server.py.
 """
 
 import math
+import socket
 import time
 
 import numpy as np
@@ -241,3 +243,39 @@ def test_compiling_is_reported_while_numba_compiles(client):
             assert time.monotonic() < deadline
         assert message["kernels"] >= 1
         assert math.isfinite(message["seconds"])
+
+
+def test_warm_up_compiles_a_scene_once_per_source_version(tmp_path, monkeypatch, capsys):
+    """``python -m flocksim.viewer.warmup PRESET`` (run by ./dev.sh setup) runs the scene as a
+    session does, then leaves a stamp in the numba cache folder (keyed on the sources): the next
+    call does nothing."""
+    from flocksim.viewer import warmup
+
+    calls = []
+    real = warmup.warm_up
+    monkeypatch.setattr(warmup, "_stamp", lambda name: tmp_path / f"viewer-warm-{name}.stamp")
+    monkeypatch.setattr(warmup, "warm_up", lambda params: calls.append(params.model) or real(params))
+    assert warmup.main(["boids-2d"]) == 0
+    assert (tmp_path / "viewer-warm-boids-2d.stamp").exists()
+    assert "kernels ready" in capsys.readouterr().out
+    assert warmup.main(["boids-2d"]) == 0
+    assert calls == ["reynolds"]
+    assert capsys.readouterr().out == ""
+
+
+def test_serve_warms_its_first_scene_up_in_the_background(monkeypatch):
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from flocksim.cli import app
+    from flocksim.viewer import warmup
+
+    warmed = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    monkeypatch.setattr(warmup, "warm_up_in_background", warmed.append)
+    with socket.socket() as s:  # a free port
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    result = CliRunner().invoke(app, ["serve", "--port", port, "--preset", "boids-2d", "--set", "agents.n=30"])
+    assert result.exit_code == 0, result.output
+    assert [(p.agents.n, p.world.dim) for p in warmed] == [(30, 2)]

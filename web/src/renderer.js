@@ -85,6 +85,7 @@ export class ViewRenderer {
       uFogNear: { value: 0 },
       uFogFar: { value: 1 },
       uFogMax: { value: HAZE_MAX },
+      uXray: { value: 0 },
       uClipKind: { value: 0 },
       uClip: { value: new THREE.Vector4() },
     };
@@ -412,6 +413,7 @@ export class ViewRenderer {
         const r = Math.max(this.flock.radius, 1e-6);
         this.shared.uFogNear.value = d - r;
         this.shared.uFogFar.value = d + 1.5 * r;
+        this.shared.uXray.value = 2.5 * r;
       }
     }
     this.renderer.render(this.scene, this.camera);

@@ -16,6 +16,8 @@
  *   flock stays a visible cloud instead of flickering sub-pixel darts;
  * - its wing tips beat (a phase from the frame's simulated time and the instance), so it
  *   freezes when paused and slows down in slow-motion replay;
+ * - the selected agent, its neighbours and predators are never hidden by the flock (drawn nearer
+ *   the camera along their line of sight, `uXray`);
  * - flat shading from the low sun, and aerial perspective: birds farther than the flock's near
  *   side fade toward the sky colour behind them (`uFogNear` .. `uFogFar` view depth, at most
  *   `uFogMax`), highlights much less.
@@ -75,6 +77,9 @@ uniform float uMinPixels;  // 3D: smallest drawn body length [px]
 uniform float uPixelSize;  // 3D: world size of one pixel at view depth 1
 uniform float uFlap;       // 3D: wing-beat phase [rad]
 uniform float uHighlight;  // the layer's own highlight (predators 1)
+uniform float uXray;       // 3D: the selected agent, its neighbours and predators are drawn this much
+                           // nearer the camera along their line of sight (same place and size on
+                           // screen), so the flock does not hide them [world units]
 
 varying vec3 vColor;
 varying vec3 vEdge;
@@ -105,9 +110,9 @@ void main() {
   if (uUseFlags > 0.5) {
     int flag = int(iFlag + 0.5);
     if ((flag & 1) != 0) {
-      colour = uSelectedColor; size *= 2.2; minPixels *= 5.0; lift = 3.0; vHighlight = 1.0;
+      colour = uSelectedColor; size *= 2.2; minPixels *= 7.0; lift = 3.0; vHighlight = 1.0;
     } else if ((flag & 2) != 0) {
-      colour = uNeighborColor; size *= 1.3; minPixels *= 2.5; lift = 2.0; vHighlight = 0.8;
+      colour = uNeighborColor; size *= 1.3; minPixels *= 3.5; lift = 2.0; vHighlight = 0.8;
     } else if ((flag & 4) != 0) {
       colour = uTurningColor; minPixels *= 1.4; lift = 1.0; vHighlight = 0.6;
     }
@@ -121,6 +126,10 @@ void main() {
   vec3 world = p + size * (local.x * fwd + local.y * up + local.z * side);
   if (uDim < 2.5) world.z = lift;
   vec4 view = modelViewMatrix * vec4(world, 1.0);
+  if (uDim > 2.5 && vHighlight > 0.7) {
+    float depth = max(-view.z, 1e-6);
+    view.xyz *= (depth - min(uXray, 0.9 * depth)) / depth;
+  }
   vColor = colour;
   vEdge = aEdge;
   vView = view.xyz;

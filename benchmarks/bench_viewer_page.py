@@ -1,0 +1,134 @@
+"""Viewer page frame rates in a browser: Debian's chromium (SwiftShader WebGL, the CPU draws) via Playwright.
+
+For each ``--n`` (default 10 000 and 100 000 starlings-3d birds): start ``flocksim serve --sps 0``
+(a subprocess on a free loopback port, ``--max-agents`` raised to N), open the page at
+``?preset=starlings-3d&set=agents.n%3DN`` in a ``--width`` x ``--height`` viewport and wait for
+its first frames (the first may wait for the kernels to compile), then ``--warmup`` seconds, and
+measure for ``--seconds`` seconds each:
+
+- ``live_fps``: frames the page received and drew per second while the flock flies (the server
+  steps as fast as it can; the page pulls one frame per drawn frame): what a user sees;
+- ``render_fps``: with the simulation paused, the view rotated continuously by a mouse drag:
+  renders per second of one still frame, the drawing cost alone (the page's own count of
+  renders in the last second, ``flocksim.fps``, sampled every 0.5 s, mean).
+
+Both read only what every version of the page exposes (``flocksim.framesDrawn``, ``flocksim.fps``,
+the Pause button), so two builds can be compared: run this script for each, alternately, e.g.
+with ``PYTHONPATH=/path/to/other/src`` for the other (its page built into its
+``src/flocksim/viewer/static``). SwiftShader's figures say how costly the drawing is relative to
+another build on the same machine, not what a GPU draws.
+
+Usage: python benchmarks/bench_viewer_page.py [--n 10000 --n 100000] [--seconds 10]
+Prints one JSON object per N: {n, live_fps, render_fps, first_frame_s, ...}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+import flocksim
+from flocksim.viewer.server import STATIC_DIR
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(n: int, port: int) -> subprocess.Popen:
+    args = [sys.executable, "-m", "flocksim.cli", "serve", "--port", str(port), "--sps", "0",
+            "--max-agents", str(max(n, 1)), "--preset", "starlings-3d", "--set", f"agents.n={n}"]  # fmt: skip
+    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"flocksim serve exited with {server.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit("flocksim serve did not start listening within 120 s")
+
+
+def measure(browser, n: int, port: int, args: argparse.Namespace) -> dict:
+    page = browser.new_page(viewport={"width": args.width, "height": args.height})
+    try:
+        started = time.perf_counter()
+        page.goto(f"http://127.0.0.1:{port}/?preset=starlings-3d&set=agents.n%3D{n}")
+        page.wait_for_function("window.flocksim && flocksim.framesDrawn >= 2", timeout=900_000)
+        first = time.perf_counter() - started
+        page.wait_for_timeout(1000 * args.warmup)
+        f0, t0 = page.evaluate("[flocksim.framesDrawn, performance.now()]")
+        page.wait_for_timeout(1000 * args.seconds)
+        f1, t1 = page.evaluate("[flocksim.framesDrawn, performance.now()]")
+        live = (f1 - f0) / ((t1 - t0) / 1000)
+        page.click("#pause")
+        page.wait_for_function("flocksim.paused === true", timeout=60_000)
+        box = page.locator("#view").bounding_box()
+        cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(cx, cy)
+        page.mouse.down()
+        samples, end, k = [], time.monotonic() + args.seconds, 0
+        next_sample = time.monotonic() + 1.0  # the first second fills the page's window
+        while time.monotonic() < end:
+            k += 1
+            page.mouse.move(cx + 120 * ((k % 40) / 20 - 1), cy + 10 * ((k % 7) - 3), steps=2)
+            if time.monotonic() >= next_sample:
+                samples.append(page.evaluate("flocksim.fps"))
+                next_sample += 0.5
+        page.mouse.up()
+        render = sum(samples) / len(samples) if samples else float("nan")
+        return {"live_fps": round(live, 2), "render_fps": round(render, 2), "first_frame_s": round(first, 1)}
+    finally:
+        page.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, action="append", help="birds (repeatable; default 10000 and 100000)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds of each measure")
+    parser.add_argument("--warmup", type=float, default=3.0, help="untimed seconds after the first frames")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--height", type=int, default=720)
+    args = parser.parse_args()
+    if not (STATIC_DIR / "index.html").exists():
+        raise SystemExit(f"the page is not built ({STATIC_DIR}); run ./dev.sh setup")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for n in args.n or [10_000, 100_000]:
+                port = free_port()
+                server = start_server(n, port)
+                try:
+                    row = measure(browser, n, port, args)
+                finally:
+                    server.terminate()
+                    try:
+                        server.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        server.kill()
+                row = {"n": n, **row, "viewport": [args.width, args.height], "source": str(Path(flocksim.__file__).parent)}
+                row.update(cpus=os.cpu_count(), machine=platform.machine(), flocksim=flocksim.__version__)
+                print(json.dumps(row), flush=True)
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()
