@@ -123,7 +123,8 @@ def main() -> None:
                         server.wait(timeout=30)
                     except subprocess.TimeoutExpired:
                         server.kill()
-                row = {"n": n, **row, "viewport": [args.width, args.height], "source": str(Path(flocksim.__file__).parent)}
+                source = str(Path(flocksim.__file__).parent)
+                row = {"n": n, **row, "viewport": [args.width, args.height], "source": source}
                 row.update(cpus=os.cpu_count(), machine=platform.machine(), flocksim=flocksim.__version__)
                 print(json.dumps(row), flush=True)
         finally:

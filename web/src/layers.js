@@ -33,14 +33,15 @@ export function baseGeometry(kind) {
     const edges = [...tip, ...wing, ...notch, ...[1, 1, 0], ...[0, 1, 1], ...[1, 0, 1]];
     g.setAttribute("aEdge", new THREE.Float32BufferAttribute(edges, 3));
   } else if (kind === "bird") {
-    // 3D bird, 4 triangles: swept wings (z = the side; their tips beat in the shader), a flat
-    // body and a vertical keel, so it reads as a bird from above, below and the side
+    // 3D bird, 2 triangles (cheap at 100 000): from the nose, a swept wing on each side ending at
+    // the tail, so it reads as a bird from above and below (z = the side; the wing tips beat in
+    // the shader; the slight upward dihedral keeps it visible edge-on)
     const nose = [1, 0, 0];
-    const tail = [-0.6, 0, 0];
-    const root = [0.25, 0, 0];
-    const back = [-0.35, 0, 0];
-    v = [...root, ...back, -0.25, 0.04, 0.95, ...root, -0.25, 0.04, -0.95, ...back];
-    v.push(...nose, -0.6, 0, 0.1, -0.6, 0, -0.1, ...nose, ...tail, -0.45, 0.12, 0);
+    const tail = [-0.6, 0.05, 0];
+    v = [...nose, -0.45, 0.12, 0.95, ...tail, ...nose, ...tail, -0.45, 0.12, -0.95];
+    g.setAttribute("position", new THREE.Float32BufferAttribute(v, 3));
+    g.computeVertexNormals(); // non-indexed: each corner gets its face's normal (flat shading)
+    return g;
   } else if (kind === "diamond") {
     v = [1, 0, 0, 0, 1, 0, -1, 0, 0, 1, 0, 0, -1, 0, 0, 0, -1, 0];
   } else {

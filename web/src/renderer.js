@@ -86,11 +86,12 @@ export class ViewRenderer {
       uFogFar: { value: 1 },
       uFogMax: { value: HAZE_MAX },
       uXray: { value: 0 },
+      uHazeColor: color(SKY.horizon),
       uClipKind: { value: 0 },
       uClip: { value: new THREE.Vector4() },
     };
     this.sky = new THREE.Mesh(
-      new THREE.BufferGeometry().setAttribute("position", new THREE.Float32BufferAttribute([-1, -1, 0, 3, -1, 0, -1, 3, 0], 3)),
+      new THREE.PlaneGeometry(2, 2, 32, 24), // screen-covering grid, coloured per vertex
       new THREE.ShaderMaterial({
         vertexShader: SKY_VERTEX,
         fragmentShader: SKY_FRAGMENT,
@@ -414,6 +415,8 @@ export class ViewRenderer {
         this.shared.uFogNear.value = d - r;
         this.shared.uFogFar.value = d + 1.5 * r;
         this.shared.uXray.value = 2.5 * r;
+        const toFlock = new THREE.Vector3(...this.flock.centre).sub(this.perspective.position);
+        skyColor(toFlock, this.shared, this.shared.uHazeColor.value);
       }
     }
     this.renderer.render(this.scene, this.camera);
@@ -574,6 +577,34 @@ export class ViewRenderer {
     this.ortho.right = this.halfHeight * aspect;
     this.ortho.updateProjectionMatrix();
   }
+}
+
+const smoothstep = (a, b, x) => {
+  const t = Math.min(Math.max((x - a) / (b - a), 0), 1);
+  return t * t * (3 - 2 * t);
+};
+
+/**
+ * The sky's colour in a world direction: the mirror of `skyColour` in shaders.js (SKY_GLSL), on
+ * the CPU, for the haze that tints distant birds (the sky toward the flock).
+ *
+ * @param {THREE.Vector3} direction
+ * @param {Record<string, {value: *}>} u the sky uniforms (linear colours, sun direction)
+ * @param {THREE.Color} out
+ * @returns {THREE.Color} out
+ */
+export function skyColor(direction, u, out) {
+  const d = direction.clone().normalize();
+  const e = d.y;
+  if (e < 0) {
+    const haze = u.uHorizon.value.clone().lerp(u.uHaze.value, smoothstep(0, 0.015, -e));
+    return out.copy(haze.lerp(u.uGround.value, smoothstep(0.01, 0.2, -e)));
+  }
+  out.copy(u.uHorizon.value).lerp(u.uUpper.value, smoothstep(0, 0.35, e));
+  out.lerp(u.uZenith.value, smoothstep(0.3, 1, e));
+  const sun = Math.max(d.dot(u.uSunDir.value.clone().normalize()), 0);
+  const glow = (0.55 * sun ** 6 + 0.25 * sun ** 64) * (1 - smoothstep(0, 0.5, e));
+  return out.add(u.uGlow.value.clone().multiplyScalar(glow));
 }
 
 /**

@@ -11,7 +11,7 @@
  * The base geometry points along +x: in 2D its y axis maps to the heading's left-hand normal; in
  * 3D y maps to "up" (closest to +y, orthogonal to the heading) and z to the heading's side.
  *
- * 3D (cheap at 100 000 instances: 4 triangles per bird, no textures, no sorting):
+ * 3D (cheap at 100 000 instances: 2 triangles per bird, no textures, no sorting):
  * - a bird is never drawn smaller than a few pixels (`uMinPixels`; highlights larger), so a far
  *   flock stays a visible cloud instead of flickering sub-pixel darts;
  * - its wing tips beat (a phase from the frame's simulated time and the instance), so it
@@ -19,8 +19,9 @@
  * - the selected agent, its neighbours and predators are never hidden by the flock (drawn nearer
  *   the camera along their line of sight, `uXray`);
  * - flat shading from the low sun, and aerial perspective: birds farther than the flock's near
- *   side fade toward the sky colour behind them (`uFogNear` .. `uFogFar` view depth, at most
- *   `uFogMax`), highlights much less.
+ *   side fade toward the sky's colour in the flock's direction (`uFogNear` .. `uFogFar` view
+ *   depth, at most `uFogMax`), highlights much less; both per vertex, so the fragment shader only
+ *   fills: per pixel the birds and the sky cost what flat colours cost.
  * 2D: flat colours, highlights with a dark rim; fragments outside the world's region are not drawn (`uClipKind`: 1 box,
  * 2 ellipse), so birds that overshoot a soft wall do not cross the drawn border.
  *
@@ -76,6 +77,11 @@ uniform vec3 uTurningColor;
 uniform float uMinPixels;  // 3D: smallest drawn body length [px]
 uniform float uPixelSize;  // 3D: world size of one pixel at view depth 1
 uniform float uFlap;       // 3D: wing-beat phase [rad]
+uniform vec3 uSunDir;      // 3D: toward the sun (world)
+uniform float uFogNear;    // 3D: view depth where haze begins [world units]
+uniform float uFogFar;     // 3D: view depth of full haze [world units]
+uniform float uFogMax;     // 3D: haze at uFogFar, 0..1
+uniform vec3 uHazeColor;   // 3D: the sky's colour toward the flock
 uniform float uHighlight;  // the layer's own highlight (predators 1)
 uniform float uXray;       // 3D: the selected agent, its neighbours and predators are drawn this much
                            // nearer the camera along their line of sight (same place and size on
@@ -83,7 +89,6 @@ uniform float uXray;       // 3D: the selected agent, its neighbours and predato
 
 varying vec3 vColor;
 varying vec3 vEdge;
-varying vec3 vView;
 varying vec3 vWorld;
 varying float vHighlight;  // 0 plain, up to 1 for the selected agent: less shading and haze
 
@@ -118,10 +123,18 @@ void main() {
     }
   }
   vec3 local = position;
+  float depth = 0.0;
   if (uDim > 2.5) {
-    float depth = max(-(modelViewMatrix * vec4(p, 1.0)).z, 1e-6);
+    depth = max(-(modelViewMatrix * vec4(p, 1.0)).z, 1e-6);
     size = max(size, minPixels * depth * uPixelSize / 1.6);  // base shapes are 1.6 long
     local.y += abs(local.z) * 0.45 * sin(uFlap + float(gl_InstanceID) * 2.39996);
+    // flat shading from the face normal and aerial perspective, per vertex: the fragment shader
+    // only fills (cheap at 100 000 birds, also in a software renderer)
+    vec3 n = normalize(normal.x * fwd + normal.y * up + normal.z * side + vec3(1e-9));
+    float lit = abs(dot(n, normalize(uSunDir)));
+    colour *= mix(mix(0.6, 1.0, vHighlight), mix(1.6, 1.15, vHighlight), lit);
+    float haze = clamp((depth - uFogNear) / max(uFogFar - uFogNear, 1e-6), 0.0, 1.0);
+    colour = mix(colour, uHazeColor, haze * uFogMax * (1.0 - 0.75 * vHighlight));
   }
   vec3 world = p + size * (local.x * fwd + local.y * up + local.z * side);
   if (uDim < 2.5) world.z = lift;
@@ -132,26 +145,20 @@ void main() {
   }
   vColor = colour;
   vEdge = aEdge;
-  vView = view.xyz;
   vWorld = (modelMatrix * vec4(world, 1.0)).xyz;
   gl_Position = projectionMatrix * view;
 }
 `;
 
 export const ENTITY_FRAGMENT = /* glsl */ `
-uniform float uShade;      // 1: 3D shading and aerial perspective; 0: flat colour (2D)
-uniform float uFogNear;    // view depth where haze begins [world units]
-uniform float uFogFar;     // view depth of full haze [world units]
-uniform float uFogMax;     // haze at uFogFar, 0..1
+uniform float uShade;      // 1: 3D (shaded in the vertex shader); 0: 2D
 uniform float uClipKind;   // 2D: 0 none, 1 box, 2 ellipse
 uniform vec4 uClip;        // box: min x, min y, max x, max y; ellipse: 0, 0, semi-axis x, semi-axis y
 uniform vec3 uRimColor;    // 2D: rim of highlighted entries
 varying vec3 vColor;
 varying vec3 vEdge;
-varying vec3 vView;
 varying vec3 vWorld;
 varying float vHighlight;
-${SKY_GLSL}
 void main() {
   if (uClipKind > 0.5) {
     if (uClipKind < 1.5) {
@@ -162,14 +169,7 @@ void main() {
     }
   }
   vec3 colour = vColor;
-  if (uShade > 0.5) {
-    vec3 n = normalize(cross(dFdx(vView), dFdy(vView)));
-    vec3 light = normalize((viewMatrix * vec4(uSunDir, 0.0)).xyz);
-    float lit = abs(dot(n, light));
-    colour *= mix(mix(0.6, 1.0, vHighlight), mix(1.6, 1.15, vHighlight), lit);
-    float haze = clamp((-vView.z - uFogNear) / max(uFogFar - uFogNear, 1e-6), 0.0, 1.0);
-    colour = mix(colour, skyColour(vWorld - cameraPosition), haze * uFogMax * (1.0 - 0.75 * vHighlight));
-  } else if (vHighlight > 0.0) {
+  if (uShade < 0.5 && vHighlight > 0.0) {
     // a dark rim about 1.3 px wide, so light highlights stand out on the light page
     vec3 rim = smoothstep(vec3(0.0), 1.3 * fwidth(vEdge), vEdge);
     colour = mix(uRimColor, colour, min(rim.x, min(rim.y, rim.z)));
@@ -179,22 +179,27 @@ void main() {
 }
 `;
 
-/** The 3D sky: one triangle covering the screen at the far plane; `uInvViewProj` unprojects it. */
+/**
+ * The 3D sky: a grid covering the screen at the far plane (`position.xy` in [-1, 1]); each vertex
+ * takes the sky colour of its direction (`uInvViewProj` unprojects it) and the pixels in between
+ * are interpolated: the gradient is smooth, and filling the screen costs no more than a flat
+ * background (a software renderer fills it on the CPU).
+ */
 export const SKY_VERTEX = /* glsl */ `
 uniform mat4 uInvViewProj;
-varying vec3 vDir;
+varying vec3 vColour;
+${SKY_GLSL}
 void main() {
   vec4 far = uInvViewProj * vec4(position.xy, 1.0, 1.0);
-  vDir = far.xyz / far.w - cameraPosition;
+  vColour = skyColour(far.xyz / far.w - cameraPosition);
   gl_Position = vec4(position.xy, 1.0, 1.0);
 }
 `;
 
 export const SKY_FRAGMENT = /* glsl */ `
-varying vec3 vDir;
-${SKY_GLSL}
+varying vec3 vColour;
 void main() {
-  gl_FragColor = vec4(skyColour(vDir), 1.0);
+  gl_FragColor = vec4(vColour, 1.0);
   #include <colorspace_fragment>
 }
 `;

@@ -70,3 +70,23 @@ test("flockSample: mean and relative positions of the agents, q16 dequantized", 
   }
   assert.equal(flockSample(readFrame(writeFrame({ dim: 2, positions: [], headings: [] }))), null);
 });
+
+test("skyColor (the CPU mirror of the sky shader): zenith above, warm horizon, dark ground below", async () => {
+  const THREE = await import("three");
+  const { skyColor } = await import("../src/renderer.js");
+  const { SKY, SUN_DIRECTION } = await import("../src/palette.js");
+  const u = Object.fromEntries(
+    Object.entries({ uZenith: "zenith", uUpper: "upper", uHorizon: "horizon", uGlow: "glow", uHaze: "haze", uGround: "ground" }).map(
+      ([k, v]) => [k, { value: new THREE.Color(SKY[v]) }],
+    ),
+  );
+  u.uSunDir = { value: new THREE.Vector3(...SUN_DIRECTION) };
+  const at = (x, y, z) => skyColor(new THREE.Vector3(x, y, z), u, new THREE.Color());
+  const near = (a, hex) => ["r", "g", "b"].every((c) => Math.abs(a[c] - new THREE.Color(hex)[c]) < 1e-9);
+  assert.ok(near(at(0, 1, 0), SKY.zenith));
+  assert.ok(near(at(0, -1, 0), SKY.ground));
+  const away = at(-SUN_DIRECTION[0], 0, -SUN_DIRECTION[2]); // the horizon opposite the sun: no glow
+  assert.ok(near(away, SKY.horizon));
+  const toward = at(SUN_DIRECTION[0], 0, SUN_DIRECTION[2]); // toward the sun: brighter
+  assert.ok(toward.r > away.r && toward.g > away.g);
+});
