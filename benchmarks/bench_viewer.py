@@ -71,6 +71,14 @@ def start_server(n: int, port: int, threads: int | None) -> subprocess.Popen:
     raise SystemExit("flocksim serve did not start listening within 120 s")
 
 
+def stop_server(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
 async def pull(n: int, port: int, warmup: float, seconds: float) -> dict:
     url = f"ws://127.0.0.1:{port}/ws?preset=starlings-3d&set=agents.n%3D{n}"
     async with websockets.connect(url, max_size=None, compression=None) as ws:
@@ -168,11 +176,7 @@ def main() -> None:
         try:
             row = asyncio.run(pull(n, port, args.warmup, args.seconds))
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop_server(server)
         row = {"n": n, **row, **in_process(n, args.threads, args.repeats)}
         row.update(
             preset="starlings-3d",

@@ -28,8 +28,6 @@ import argparse
 import json
 import os
 import platform
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,31 +37,11 @@ from playwright.sync_api import sync_playwright
 import flocksim
 from flocksim.viewer.server import STATIC_DIR
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_viewer import free_port, start_server, stop_server  # the server started as bench_viewer.py does
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(n: int, port: int) -> subprocess.Popen:
-    args = [sys.executable, "-m", "flocksim.cli", "serve", "--port", str(port), "--sps", "0",
-            "--max-agents", str(max(n, 1)), "--preset", "starlings-3d", "--set", f"agents.n={n}"]  # fmt: skip
-    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"flocksim serve exited with {server.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return server
-        except OSError:
-            time.sleep(0.2)
-    server.kill()
-    raise SystemExit("flocksim serve did not start listening within 120 s")
 
 
 def measure(browser, n: int, port: int, args: argparse.Namespace) -> dict:
@@ -114,15 +92,11 @@ def main() -> None:
         try:
             for n in args.n or [10_000, 100_000]:
                 port = free_port()
-                server = start_server(n, port)
+                server = start_server(n, port, None)
                 try:
                     row = measure(browser, n, port, args)
                 finally:
-                    server.terminate()
-                    try:
-                        server.wait(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        server.kill()
+                    stop_server(server)
                 source = str(Path(flocksim.__file__).parent)
                 row = {"n": n, **row, "viewport": [args.width, args.height], "source": source}
                 row.update(cpus=os.cpu_count(), machine=platform.machine(), flocksim=flocksim.__version__)

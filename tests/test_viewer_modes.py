@@ -37,6 +37,16 @@ def pause(ws):
     assert expect(ws, "state")["paused"] is True
 
 
+def fly_then_switch(ws, dim):
+    """A few frames, pause, the frame left behind; then switch to ``dim``: (that frame, params)."""
+    for _ in range(3):
+        frame(ws)
+    pause(ws)
+    left = frame(ws)
+    send(ws, type="mode", dim=dim)
+    return left, expect(ws, "params")
+
+
 def test_params_name_the_origin_and_whether_it_was_modified(client):
     with client.websocket_connect(SMALL) as ws:
         params = opened(ws)
@@ -57,12 +67,7 @@ def test_twin_preset_after_a_change_and_back_resumes_the_parked_flock(client):
         opened(ws)
         send(ws, type="set", changes={"rules.separation.weight": 2.5})
         expect(ws, "params")
-        for _ in range(3):
-            frame(ws)
-        pause(ws)
-        left = frame(ws)
-        send(ws, type="mode", dim=2)
-        params = expect(ws, "params")
+        left, params = fly_then_switch(ws, 2)
         assert params["dim"] == 2 and params["reset"] is True
         assert params["preset"] == "starlings-2d" and params["modified"] is False
         assert params["params"]["world"]["bounds"]["size"] == [960.0, 540.0]
@@ -89,12 +94,7 @@ def test_twin_preset_after_a_change_and_back_resumes_the_parked_flock(client):
 def test_a_scene_without_twin_is_carried_to_the_other_dimension(client):
     with client.websocket_connect(SMALL) as ws:
         opened(ws)
-        for _ in range(3):
-            frame(ws)
-        pause(ws)
-        left = frame(ws)
-        send(ws, type="mode", dim=3)
-        params = expect(ws, "params")
+        left, params = fly_then_switch(ws, 3)
         bounds = params["params"]["world"]["bounds"]
         assert params["dim"] == 3 and params["reset"] is True
         assert bounds["size"] == [400.0, 250.0, 250.0]  # a third side equal to the smaller one
@@ -279,3 +279,44 @@ def test_serve_warms_its_first_scene_up_in_the_background(monkeypatch):
     result = CliRunner().invoke(app, ["serve", "--port", port, "--preset", "boids-2d", "--set", "agents.n=30"])
     assert result.exit_code == 0, result.output
     assert [(p.agents.n, p.world.dim) for p in warmed] == [(30, 2)]
+
+
+def test_dimension_changes_and_twins_by_hand():
+    from types import SimpleNamespace
+
+    from flocksim.viewer.modes import Parked, ParkedModes, dimension_changes, twin_preset
+
+    params = {
+        "description": "d",
+        "world": {"dim": 2, "bounds": {"kind": "box", "size": [40.0, 20.0]}},
+        "agents": {"planar": False},
+        "obstacles": {
+            "circles": [{"center": [1.0, 2.0], "body_radius": 1.0}],
+            "segments": [{"a": [0.0, 0.0], "b": [4.0, 0.0], "body_radius": 0.5}],
+            "boxes": [{"min_corner": [1.0, 1.0], "max_corner": [3.0, 2.0], "body_radius": 0.0}],
+        },
+        "rules": {"seek": {"target": [5.0, 5.0], "route": [[1.0, 1.0]], "group_targets": []}},
+    }
+    c = dimension_changes(params, 3)
+    assert c["world.dim"] == 3 and c["world.bounds.size"] == [40.0, 20.0, 20.0]  # third side = smaller side
+    assert c["obstacles.circles"][0]["center"] == [1.0, 2.0, 10.0]  # middle height of a box world
+    assert c["obstacles.segments"][0]["b"] == [4.0, 0.0, 10.0]
+    assert c["obstacles.boxes"][0]["min_corner"] == [1.0, 1.0, 5.0]  # middle -/+ a quarter of the height
+    assert c["obstacles.boxes"][0]["max_corner"] == [3.0, 2.0, 15.0]
+    assert c["rules.seek.target"] == [5.0, 5.0, 10.0] and c["rules.seek.route"] == [[1.0, 1.0, 10.0]]
+    assert "rules.seek.group_targets" not in c and "agents.planar" not in c
+    assert c["description"] == "3D version of: d"
+    flat = {**params, "world": {"dim": 3, "bounds": {"kind": "ellipsoid", "size": [5.0, 6.0, 7.0]}}}
+    flat["agents"] = {"planar": True}
+    back = dimension_changes(flat, 2)
+    assert back["world.bounds.size"] == [5.0, 6.0] and back["agents.planar"] is False
+    assert twin_preset("starlings-3d", 2) == "starlings-2d" and twin_preset("starlings-2d", 3) == "starlings-3d"
+    assert twin_preset("boids-2d", 3) is None and twin_preset(None, 3) is None and twin_preset("reef", 2) is None
+    # the agent cap over both modes drops the largest parked simulation first
+    modes = ParkedModes()
+    for dim, n in ((2, 300), (3, 500)):
+        modes.park(dim, Parked(SimpleNamespace(state=SimpleNamespace(n=n)), None, None))
+    modes.fit_cap(100, 900)
+    assert modes.dims == [2, 3]
+    modes.fit_cap(101, 900)
+    assert modes.dims == [2]
