@@ -24,7 +24,8 @@ setup() {
   fi
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements/constraints.txt -nt "$stamp" ]; then
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet -c requirements/constraints.txt -e '.[dev]'
+    # cuda: numba-cuda, for the CUDA engine's tests in its simulator (no GPU needed)
+    "$VENV/bin/python" -m pip install --quiet -c requirements/constraints.txt -e '.[dev,cuda]'
     touch "$stamp"
   fi
   build_web

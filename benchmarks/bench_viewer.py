@@ -58,10 +58,16 @@ def start_server(n: int, port: int, threads: int | None) -> subprocess.Popen:
     if threads is not None:
         args += ["--threads", str(threads)]
     server = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return wait_listening(server, port)
+
+
+def wait_listening(server: subprocess.Popen, port: int) -> subprocess.Popen:
+    """``server`` once it accepts connections on ``port``; SystemExit if it exits or takes over 120 s."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise SystemExit(f"flocksim serve exited with {server.returncode}: {server.stdout.read().strip()}")
+            output = server.stdout.read().strip() if server.stdout else ""
+            raise SystemExit(f"flocksim serve exited with {server.returncode}: {output}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return server
@@ -72,6 +78,7 @@ def start_server(n: int, port: int, threads: int | None) -> subprocess.Popen:
 
 
 def stop_server(server: subprocess.Popen) -> None:
+    """Terminate ``server``; kill it if it has not exited within 30 s."""
     server.terminate()
     try:
         server.wait(timeout=30)

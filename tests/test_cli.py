@@ -217,7 +217,7 @@ BAD_RUNS = {
     "wrong type": (["boids-2d", "--set", "agents.n=abc"], ["agents.n", ">= 0"]),
     "boolean": (["boids-2d", "--set", "agents.n=true"], ["agents.n", ">= 0"]),
     "n out of range": (["boids-2d", "--set", "agents.n=-1"], ["agents.n", ">= 0 and <= 50000000"]),
-    "dt out of range": (["boids-2d", "--set", "world.dt=0"], ["world.dt", "> 0 and <= 10"]),
+    "dt out of range": (["boids-2d", "--set", "world.dt=0"], ["world.dt", ">= 1e-06 and <= 10"]),
     "bad choice": (["boids-2d", "--set", "world.bounds.kind=sphere"], ["world.bounds.kind", "periodic"]),
     "nan": (["boids-2d", "--set", "agents.max_speed=nan"], ["agents.max_speed", "finite"]),
     "inf": (["boids-2d", "--set", "agents.max_speed=inf"], ["agents.max_speed", "finite"]),

@@ -24,6 +24,7 @@ PRESETS = ["crowd", "boids-2d", "starlings-2d", "starlings-3d", "abm-flocking-sm
 PRESETS += ["vicsek", "couzin"]  # research models (issue 9)
 PRESETS += ["minions", "crowd-maze"]  # game agents (issue 5)
 PRESETS += ["reef", "starlings-3d-large"]  # viewer scenes (issue 6, SPEC 6.9)
+PRESETS += ["starlings-3d-waves"]  # turn waves (issue 13)
 
 
 def one_line(exc: pytest.ExceptionInfo[ConfigError]) -> str:
@@ -304,8 +305,8 @@ def test_wrong_type_names_key_and_allowed_values(override, key, allowed):
     ("override", "key", "allowed"),
     [
         ("agents.n=-1", "agents.n", "allowed: >= 0 and <= 50000000"),
-        ("world.dt=0", "world.dt", "allowed: > 0 and <= 10"),
-        ("world.dt=11", "world.dt", "allowed: > 0 and <= 10"),
+        ("world.dt=0", "world.dt", "allowed: >= 1e-06 and <= 10"),
+        ("world.dt=11", "world.dt", "allowed: >= 1e-06 and <= 10"),
         ("rules.alignment.weight=-0.5", "rules.alignment.weight", "allowed: >= 0 and <= 1e+06"),
         ("neighbors.k=0", "neighbors.k", "allowed: >= 1 and <= 1024"),
         ("agents.init.spread_deg=181", "agents.init.spread_deg", "allowed: >= 0 and <= 180"),

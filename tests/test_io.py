@@ -175,7 +175,7 @@ def test_store_opens_with_plain_xarray_with_named_dims_coords_and_attrs(tmp_path
     for name in ("polarization", "milling", "mean_neighbors", "speed_mean", "speed_std", "n_alive", "caught"):
         assert ds[name].dims == ("time",), name
     attrs = ds.attrs
-    assert attrs["flocksim_format"] == "flocksim-trajectory" and attrs["flocksim_format_version"] == 1
+    assert attrs["flocksim_format"] == "flocksim-trajectory" and attrs["flocksim_format_version"] == 2
     assert attrs["flocksim_version"] == flocksim.__version__
     assert attrs["seed"] == 4 and attrs["engine"] == "cpu" and attrs["model"] == "reynolds"
     assert attrs["every"] == 3 and attrs["preset"] == "starlings-2d"

@@ -27,36 +27,45 @@ from flocksim.space import displacement, make_space, min_image, wrap, wrap_array
 
 def test_steer_zero_direction_gives_zero_force():
     # d = 0: no desire, no force, whatever the velocity.
-    assert steer(0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 5.0, 8.0) == (0.0, 0.0, 0.0)
+    assert steer(0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 5.0, 8.0, 1.0) == (0.0, 0.0, 0.0)
 
 
 def test_steer_unlimited():
     # d = (3, 4, 0), |d| = 5, max_speed 10 -> desired 10 * (0.6, 0.8) = (6, 8);
     # minus v = (1, 0, 0) -> (5, 8, 0); |.| = sqrt(89) ~ 9.43 < 100, not limited.
-    assert_allclose(steer(3.0, 4.0, 0.0, 1.0, 0.0, 0.0, 10.0, 100.0), (5.0, 8.0, 0.0), rtol=1e-15)
+    assert_allclose(steer(3.0, 4.0, 0.0, 1.0, 0.0, 0.0, 10.0, 100.0, 1.0), (5.0, 8.0, 0.0), rtol=1e-15)
 
 
 def test_steer_direction_length_does_not_matter():
     # d = (0, 0.001, 0) and (0, 1000, 0) both mean "up": desired (0, 5, 0), v = 0.
-    assert_allclose(steer(0.0, 0.001, 0.0, 0.0, 0.0, 0.0, 5.0, 100.0), (0.0, 5.0, 0.0), rtol=1e-15)
-    assert_allclose(steer(0.0, 1000.0, 0.0, 0.0, 0.0, 0.0, 5.0, 100.0), (0.0, 5.0, 0.0), rtol=1e-15)
+    assert_allclose(steer(0.0, 0.001, 0.0, 0.0, 0.0, 0.0, 5.0, 100.0, 1.0), (0.0, 5.0, 0.0), rtol=1e-15)
+    assert_allclose(steer(0.0, 1000.0, 0.0, 0.0, 0.0, 0.0, 5.0, 100.0, 1.0), (0.0, 5.0, 0.0), rtol=1e-15)
 
 
 def test_steer_limit_applies():
     # d = (0, 2, 0) -> desired (0, 5, 0), v = 0 -> (0, 5, 0), |.| = 5 > 3 -> (0, 3, 0).
-    assert_allclose(steer(0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 5.0, 3.0), (0.0, 3.0, 0.0), rtol=1e-15)
+    assert_allclose(steer(0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 5.0, 3.0, 1.0), (0.0, 3.0, 0.0), rtol=1e-15)
     # 3D: d = (0, 0, -1) -> desired (0, 0, -4); minus v = (0, 3, 0) -> (0, -3, -4), |.| = 5;
     # limited to 2.5 -> half of it: (0, -1.5, -2).
-    assert_allclose(steer(0.0, 0.0, -1.0, 0.0, 3.0, 0.0, 4.0, 2.5), (0.0, -1.5, -2.0), rtol=1e-15, atol=1e-15)
+    assert_allclose(steer(0.0, 0.0, -1.0, 0.0, 3.0, 0.0, 4.0, 2.5, 1.0), (0.0, -1.5, -2.0), rtol=1e-15, atol=1e-15)
 
 
 def test_steer_at_exactly_the_limit_is_unchanged():
     # desired (3, 4, 0) - v (0, 0, 0) has length 5 == max_force: returned as is.
-    assert_allclose(steer(6.0, 8.0, 0.0, 0.0, 0.0, 0.0, 5.0, 5.0), (3.0, 4.0, 0.0), rtol=1e-15)
+    assert_allclose(steer(6.0, 8.0, 0.0, 0.0, 0.0, 0.0, 5.0, 5.0, 1.0), (3.0, 4.0, 0.0), rtol=1e-15)
+
+
+def test_steer_response_time_scales_the_velocity_difference():
+    # desired (0, 5, 0) - v (0, 3, 0) = (0, 2, 0) asked for within 1/60 s: gain 60 -> (0, 120, 0),
+    # limited to 100; within 0.5 s: gain 2 -> (0, 4, 0), not limited.
+    assert_allclose(steer(0.0, 1.0, 0.0, 0.0, 3.0, 0.0, 5.0, 100.0, 60.0), (0.0, 100.0, 0.0), rtol=1e-15)
+    assert_allclose(steer(0.0, 1.0, 0.0, 0.0, 3.0, 0.0, 5.0, 100.0, 2.0), (0.0, 4.0, 0.0), rtol=1e-15)
+    # clamped-sum alignment: (mean(v_j) - v) x gain
+    assert_allclose(alignment_raw(2.0, 4.0, 0.0, 2, 1.0, 1.0, 0.0, 3.0), (0.0, 3.0, 0.0), atol=0)
 
 
 def test_steer_zero_max_force_gives_zero():
-    assert_allclose(steer(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5.0, 0.0), (0.0, 0.0, 0.0), atol=0)
+    assert_allclose(steer(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5.0, 0.0, 1.0), (0.0, 0.0, 0.0), atol=0)
 
 
 # ---------------------------------------------------------------- separation
@@ -117,14 +126,14 @@ def test_separation_minion_skips_below_min_distance():
 
 def test_alignment_raw():
     # sum of neighbour velocities (2, 4, 0) over 2 neighbours -> mean (1, 2, 0); minus v (1, 1, 0) = (0, 1, 0).
-    assert_allclose(alignment_raw(2.0, 4.0, 0.0, 2, 1.0, 1.0, 0.0), (0.0, 1.0, 0.0), atol=0)
+    assert_allclose(alignment_raw(2.0, 4.0, 0.0, 2, 1.0, 1.0, 0.0, 1.0), (0.0, 1.0, 0.0), atol=0)
     # 3D: sum (3, -6, 9) / 3 = (1, -2, 3); minus (0.5, 0.5, 0.5) = (0.5, -2.5, 2.5).
-    assert_allclose(alignment_raw(3.0, -6.0, 9.0, 3, 0.5, 0.5, 0.5), (0.5, -2.5, 2.5), rtol=1e-15)
+    assert_allclose(alignment_raw(3.0, -6.0, 9.0, 3, 0.5, 0.5, 0.5, 1.0), (0.5, -2.5, 2.5), rtol=1e-15)
 
 
 def test_alignment_raw_no_neighbour_is_zero_not_minus_v():
     # With no neighbour the rule contributes zero (SPEC 2.3), not mean() - v = -v.
-    assert alignment_raw(0.0, 0.0, 0.0, 0, 1.0, 2.0, 3.0) == (0.0, 0.0, 0.0)
+    assert alignment_raw(0.0, 0.0, 0.0, 0, 1.0, 2.0, 3.0, 1.0) == (0.0, 0.0, 0.0)
 
 
 def test_alignment_direction():

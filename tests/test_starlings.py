@@ -18,9 +18,10 @@ import pytest
 from numpy.testing import assert_allclose
 
 from flocksim import Simulation, parse_params
-from flocksim.components import Predators, SpontaneousTurning, turn_toward
+from flocksim.components import Predators, SpontaneousTurning
 from flocksim.config import ConfigError, validate
 from flocksim.engines.cpu import reynolds_accelerations
+from flocksim.kernels.rotation import turn_heading_toward
 from flocksim.models.reynolds import ReynoldsModel
 from flocksim.neighbors import find_neighbors
 from flocksim.state import new_state
@@ -214,14 +215,25 @@ def test_spin_stays_perpendicular_to_heading_in_3d():
     assert_allclose(sim.state.spin[0], [0.0, 0.1, 0.0], atol=1e-15)
 
 
-def test_speed_relaxes_toward_max_speed():
-    # speed 2 below max 5, speed_restore 6/s, dt 1/60: fraction 0.1 -> 2 + 0.1 x 3 = 2.3 per step
-    p = params(alignment=SPIN | {"speed_restore": 6.0})
+@pytest.mark.parametrize("mode", ["inertial-spin", "basic"])
+def test_speed_relaxes_toward_the_cruise_speed(mode):
+    # speed 2 below the cruise speed 0.8 x 5 = 4, restore 6/s, dt 1/60: fraction 0.1 -> 2 + 0.1 x 2 = 2.2 per step;
+    # in both alignment modes (no neighbour: no rule acts)
+    p = params(alignment={"mode": mode}, rules={"cruise": {"speed": 0.8, "restore": 6.0}})
     sim = sim_with(p, [[0.0, 0.0]], [[0.0, 2.0]])
     sim.step()
-    assert_allclose(sim.state.velocity[0], [0.0, 2.3], rtol=1e-14, atol=1e-15)
+    assert_allclose(sim.state.velocity[0], [0.0, 2.2], rtol=1e-14, atol=1e-15)
     sim.step(400)
-    assert np.linalg.norm(sim.state.velocity[0]) == pytest.approx(5.0, rel=1e-9)
+    assert np.linalg.norm(sim.state.velocity[0]) == pytest.approx(4.0, rel=1e-9)
+    sim.state.velocity[0] = [0.0, 4.5]  # above the cruise speed: left alone (max_speed clamps)
+    sim.step()
+    assert_allclose(sim.state.velocity[0], [0.0, 4.5], rtol=0, atol=0)
+
+
+def test_no_cruise_control_by_default():
+    sim = sim_with(params(alignment=SPIN), [[0.0, 0.0]], [[0.0, 2.0]])
+    sim.step(10)
+    assert_allclose(sim.state.velocity[0], [0.0, 2.0], rtol=0, atol=0)
 
 
 def test_inertial_spin_damping_per_step_is_validated():
@@ -339,15 +351,21 @@ def test_predator_turn_is_limited_and_speed_constant():
     assert_allclose(sim.model.predators[0, :2], pred.velocity[0] / 60, rtol=1e-12)
 
 
-def test_turn_toward():
-    v = np.array([1.0, 0.0])
-    assert_allclose(turn_toward(v, np.array([0.0, 1.0]), 0.1), [math.cos(0.1), math.sin(0.1)], rtol=1e-14)
-    assert_allclose(turn_toward(v, np.array([1.0, 1.0]), 1.0), [math.sqrt(0.5)] * 2, rtol=1e-14)  # reaches it
-    assert_allclose(turn_toward(v, np.array([-1.0, 0.0]), 0.1), [math.cos(0.1), math.sin(0.1)], rtol=1e-14)
-    v3 = np.array([0.0, 0.0, 2.0])
-    out = turn_toward(v3, np.array([0.0, 5.0, 0.0]), 0.2)
-    assert_allclose(out, [0.0, 2 * math.sin(0.2), 2 * math.cos(0.2)], rtol=1e-14, atol=1e-16)
-    assert_allclose(turn_toward(v, np.zeros(2), 0.1), v, atol=0)
+def turn(h, u, angle, dim=3):
+    return turn_heading_toward(*h, *u, math.cos(angle), math.sin(angle), dim)
+
+
+def test_turn_heading_toward():
+    c1, s1 = math.cos(0.1), math.sin(0.1)
+    assert_allclose(turn((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), 0.1, 2), [c1, s1, 0.0], rtol=1e-15, atol=1e-17)
+    half = math.sqrt(0.5)
+    assert turn((1.0, 0.0, 0.0), (half, half, 0.0), 1.0, 2) == (half, half, 0.0)  # within the limit: u itself
+    assert_allclose(turn((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), 0.1, 2), [c1, s1, 0.0], rtol=1e-15, atol=1e-17)
+    # 3D: from +z toward +y by 0.2 rad; exactly opposite: in the plane of h and +z
+    out = turn((0.0, 0.0, 1.0), (0.0, 1.0, 0.0), 0.2)
+    assert_allclose(out, [0.0, math.sin(0.2), math.cos(0.2)], rtol=1e-15, atol=1e-17)
+    assert_allclose(turn((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), 0.1), [c1, 0.0, s1], rtol=1e-15, atol=1e-17)
+    assert_allclose(turn((0.0, 0.0, 1.0), (0.0, 0.0, -1.0), 0.1), [s1, 0.0, c1], rtol=1e-15, atol=1e-17)
 
 
 @pytest.mark.parametrize(
@@ -384,6 +402,10 @@ def test_flee_force_and_speed_limit():
     # a bird at the predator's position gets no direction (no NaN), just the speed limit 6.5
     acc, aux = phase_one(p, [[4.0, 0.0]], [[1.0, 0.0]], predators=[[4.0, 0.0, 0.0]])
     assert np.isfinite(acc).all() and aux[0, 3] == pytest.approx(6.5)
+    # rules.response_time 0.5 s: the velocity difference is asked for within 0.5 s, twice the force
+    p = params(n=0, rules={"response_time": 0.5}, predator={"enabled": True, "detection": 10.0, "flee_weight": 2.0})
+    acc, _ = phase_one(p, [[0.0, 0.0]], [[0.0, 0.0]], predators=[[4.0, 0.0, 0.0]])
+    assert_allclose(acc[0], [-14.16, 0.0], rtol=1e-14)
 
 
 def test_fleeing_bird_may_exceed_max_speed_up_to_the_limit():

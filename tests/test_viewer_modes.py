@@ -272,13 +272,13 @@ def test_serve_warms_its_first_scene_up_in_the_background(monkeypatch):
 
     warmed = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
-    monkeypatch.setattr(warmup, "warm_up_in_background", warmed.append)
+    monkeypatch.setattr(warmup, "warm_up_in_background", lambda params, **options: warmed.append((params, options)))
     with socket.socket() as s:  # a free port
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
     result = CliRunner().invoke(app, ["serve", "--port", port, "--preset", "boids-2d", "--set", "agents.n=30"])
     assert result.exit_code == 0, result.output
-    assert [(p.agents.n, p.world.dim) for p in warmed] == [(30, 2)]
+    assert [(p.agents.n, p.world.dim, o) for p, o in warmed] == [(30, 2, {"engine": "cpu", "threads": None})]
 
 
 def test_dimension_changes_and_twins_by_hand():
@@ -315,7 +315,7 @@ def test_dimension_changes_and_twins_by_hand():
     # the agent cap over both modes drops the largest parked simulation first
     modes = ParkedModes()
     for dim, n in ((2, 300), (3, 500)):
-        modes.park(dim, Parked(SimpleNamespace(state=SimpleNamespace(n=n)), None, None))
+        modes.park(dim, Parked(SimpleNamespace(state=SimpleNamespace(n=n)), None, None, None))
     modes.fit_cap(100, 900)
     assert modes.dims == [2, 3]
     modes.fit_cap(101, 900)

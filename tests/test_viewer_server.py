@@ -25,6 +25,7 @@ from starlette.websockets import WebSocketDisconnect  # noqa: E402
 from flocksim import load_preset  # noqa: E402
 from flocksim.config import MODEL_CLASSES, apply_overrides  # noqa: E402
 from flocksim.simulation import Simulation  # noqa: E402
+from flocksim.viewer.http import GuardedHttpProtocol  # noqa: E402
 from flocksim.viewer.protocol import FLAG_NEIGHBOR, FLAG_SELECTED, decode_frame  # noqa: E402
 from flocksim.viewer.server import create_app, is_loopback, origin_allowed  # noqa: E402
 from flocksim.viewer.session import StepRate, ViewerSession, same_flock  # noqa: E402
@@ -134,7 +135,8 @@ def test_hello_then_params(client):
     with client.websocket_connect(SMALL) as ws:
         hello = expect(ws, "hello")
         assert hello["version"] == 1
-        assert hello["limits"] == {"max_agents": 200_000, "max_control_bytes": 65536}
+        assert hello["limits"] == {"max_agents": 200_000, "max_control_bytes": 65536, "max_pairs": 10_000_000}
+        assert hello["images"] == []
         assert {p["name"] for p in hello["presets"]} >= {"boids-2d", "starlings-3d"}
         assert sorted(hello["schemas"]) == sorted(MODEL_CLASSES)
         params = expect(ws, "params")
@@ -544,6 +546,9 @@ def _free_port():
         (["--set", "rules.nope=1"], "error: rules.nope: unknown key"),
         (["--threads", "100000"], "error: --threads: must be between 1 and"),
         (["--sps", "-1"], "error: Invalid value for '--sps'"),
+        (["--sps", "nan"], "error: Invalid value for '--sps': must be a finite number from 0 to 100000"),
+        (["--sps", "inf"], "error: Invalid value for '--sps': must be a finite number from 0 to 100000"),
+        (["--max-pairs", "0"], "error: Invalid value for '--max-pairs'"),
         (["--port", "70000"], "error: Invalid value for '--port'"),
     ],
 )
@@ -591,6 +596,7 @@ def test_serve_warns_on_public_hosts_and_opens_the_browser(monkeypatch):
     config, ports = ran[0]
     assert config.ws_max_size == 65536
     assert config.ws_per_message_deflate is False
+    assert issubclass(config.http, GuardedHttpProtocol)  # half-sent requests are timed out
     assert ports == [port]
     quiet = serve("--port", _free_port())
     assert quiet.exit_code == 0

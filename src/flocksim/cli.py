@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import sys
 import time
 from contextlib import contextmanager
@@ -16,7 +15,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from flocksim.atomic import atomic_path
+from flocksim.atomic import OutputError, atomic_open, check_output, is_stdout
+from flocksim.budgets import BudgetError
 from flocksim.config import AnyParams, ConfigError, apply_overrides, dumps_toml, load_toml
 from flocksim.metrics import METRIC_NAMES
 from flocksim.params import params_json_schema
@@ -29,7 +29,8 @@ _ClickError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Click
 @contextmanager
 def _one_line_usage_errors():
     """Errors found while parsing the command line (bad option value, unknown option or
-    command, missing argument) print as one line, like flocksim's own checks."""
+    command, missing argument) print as one line, like flocksim's own checks; so does a size
+    budget exceeded while a command runs (exit status 2)."""
     try:
         yield
     except _ClickError as exc:
@@ -37,6 +38,9 @@ def _one_line_usage_errors():
             raise
         err.print(f"error: {exc.format_message()}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(exc.exit_code) from None
+    except BudgetError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
 
 
 class _OneLineErrors(typer.core.TyperGroup):
@@ -84,25 +88,22 @@ def resolve_params(target: str, overrides: list[str] | None) -> AnyParams:
 
 @contextmanager
 def atomic_output(path: Path | None):
-    """Yield a temporary file next to ``path``; it replaces ``path`` only if the block succeeds."""
+    """A text handle for ``path`` (None: no handle), written as :func:`flocksim.atomic.atomic_open`
+    does: ``-`` is standard output, a FIFO or device is written straight into, a file (or the
+    file a link points to) is replaced only if the block succeeds."""
     if path is None:
         yield None
         return
-    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
+    with atomic_open(path, "w", newline="", encoding="utf-8") as handle:
         yield handle
 
 
-def check_output_path(option: str, path: Path | None) -> None:
-    if path is None:
-        return
-    if path.is_dir():
-        raise UsageError(f"{option}: {path} is a directory; allowed: a file path in an existing directory")
-    if not path.parent.is_dir():
-        raise UsageError(
-            f"{option}: directory {path.parent} does not exist; allowed: a file path in an existing directory"
-        )
-    if not os.access(path.parent, os.W_OK):
-        raise UsageError(f"{option}: directory {path.parent} is not writable")
+def check_output_path(option: str, path: Path | None, stdout_ok: bool = False) -> None:
+    """Refuse an output path that cannot be written (see :func:`flocksim.atomic.check_output`)."""
+    try:
+        check_output(option, path, stdout_ok=stdout_ok)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
 
 
 @app.command()
@@ -138,7 +139,9 @@ def run(
     precision: Annotated[
         str | None, typer.Option(help="With --out: float32 (default) | float64 for positions and velocities.")
     ] = None,
-    engine: Annotated[str, typer.Option(help="Engine: cpu.")] = "cpu",
+    engine: Annotated[
+        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
+    ] = "cpu",
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads (default: NUMBA_NUM_THREADS or all cores).")
     ] = None,
@@ -160,25 +163,30 @@ def run(
                     "--resume: parameters, seed, precision and store come from the store; drop TARGET, --set, --seed, "
                     "--out, --metrics, --precision"
                 )
-            sim, name, steps = _resume_run(resume_store, steps, every, checkpoint_every, threads)
+            resumed = _resume_run(resume_store, steps, every, checkpoint_every, threads)
+            if resumed is None:
+                return
+            sim, name, steps = resumed
             every = sim.recorder.every
+            pending = None
         else:
             if target is None:
                 raise UsageError("target: missing; allowed: a preset name, a parameter TOML file, or --resume STORE")
             steps = 600 if steps is None else steps
             every = 10 if every is None else every
-            sim, name = _start_run(
+            sim, name, pending = _start_run(
                 target, overrides, seed, engine, threads, metrics, steps, every, out_store, checkpoint_every, precision
             )
     except (ConfigError, UsageError, ValueError) as exc:
         fail(str(exc))
         return
-    recorder = sim.recorder
-    if resume_store is not None and steps == 0:
-        out.print(f"{name}: already at step {sim.steps}; nothing to run (--steps N sets a larger total)")
-        return
     columns = ["step", "time", *METRIC_NAMES]
-    compile_s = sim.warm_up() if steps else 0.0
+    compile_s = sim.warm_up() if steps else 0.0  # before the store exists: a failure leaves nothing behind
+    if pending is not None:
+        pending.start(sim)
+        sim.recorder = pending
+    recorder = sim.recorder
+    summary = err if is_stdout(metrics) else out  # the CSV has standard output to itself
     started = time.perf_counter()
     with atomic_output(metrics) as handle:
         writer = csv.DictWriter(handle, fieldnames=columns) if handle else None
@@ -195,7 +203,7 @@ def run(
             disable=quiet,
             transient=True,
         )
-        with progress, _graceful_interrupt(recorder is not None) as interrupted:
+        with progress, _graceful_interrupt(recorder is not None or writer is not None) as interrupted:
             task = progress.add_task("run", total=steps)
             done = 0
             while done < steps and not interrupted:
@@ -208,18 +216,19 @@ def run(
     if recorder is not None:
         recorder.close(sim)
     if interrupted:
-        err.print(
-            f"interrupted at step {sim.steps}; checkpoint written; resume with: flocksim run --resume {recorder.path}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
+        kept = []
+        if recorder is not None:
+            kept.append(f"checkpoint written; resume with: flocksim run --resume {recorder.path}")
+        if writer is not None:
+            where = "standard output" if is_stdout(metrics) else str(metrics)
+            kept.append(f"metrics of steps 0 to {sim.steps} kept in {where}")
+        err.print(f"interrupted at step {sim.steps}; {'; '.join(kept)}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130)
     steps = done
     elapsed = time.perf_counter() - started
     final = sim.metrics()
     rate = steps / elapsed if elapsed > 0 else float("inf")
-    out.print(
+    summary.print(
         f"{name}: {steps} steps ({sim.time:.2f} s simulated, {sim.state.n_alive} agents) in {elapsed:.2f} s "
         f"(+{compile_s:.1f} s compile), {rate:.0f} steps/s; polarization {final['polarization']:.3f}, "
         f"mean neighbours {final['mean_neighbors']:.2f}"
@@ -231,19 +240,21 @@ def run(
 
 
 def _start_run(target, overrides, seed, engine, threads, metrics, steps, every, store, checkpoint_every, precision):
-    """A new Simulation for `run`, recording into ``store`` if given; (simulation, display name)."""
+    """A new Simulation for `run` and, with ``store``, its Recorder (not started yet: the CLI
+    starts it once the kernels compiled, so a failure before leaves no store behind);
+    (simulation, display name, recorder or None)."""
     from flocksim.io import Recorder
     from flocksim.scenarios import preset_names
     from flocksim.simulation import Simulation
 
     params = resolve_params(target, overrides)
-    check_output_path("--metrics", metrics)
+    check_output_path("--metrics", metrics, stdout_ok=True)
     name = Path(target).stem if target.endswith(".toml") else target
     recorder = None
     if store is not None:
-        check_output_path("--out", store)
         if store.exists():
             raise UsageError(f"--out: {store} already exists; allowed: a new path (or --resume {store} to continue it)")
+        check_output_path("--out", store)
         preset = target if target in preset_names() and not Path(target).is_file() else None
         attrs = {"source": target, "preset": preset, "overrides": list(overrides or []), "steps_requested": steps}
         recorder = Recorder(
@@ -251,25 +262,33 @@ def _start_run(target, overrides, seed, engine, threads, metrics, steps, every, 
         )
     elif checkpoint_every is not None or precision is not None:
         raise UsageError("--checkpoint-every and --precision apply to a recorded run; add --out STORE")
-    return Simulation(params, seed=seed, engine=engine, threads=threads, recorder=recorder), name
+    return Simulation(params, seed=seed, engine=engine, threads=threads), name, recorder
 
 
 def _resume_run(store, steps, every, checkpoint_every, threads):
-    """The simulation of ``store`` at its newest checkpoint; (simulation, name, steps left to run)."""
+    """The simulation of ``store`` at its newest checkpoint; (simulation, name, steps left to run),
+    or None (after saying so) when the run is already at the total asked for: then nothing in
+    the store is touched. The store is verified before anything is written into it."""
     from flocksim.io import TrajectoryStore, resume
 
-    attrs = TrajectoryStore.open(store).attrs
+    reader = TrajectoryStore.open(store)
+    attrs = reader.attrs
+    source = str(attrs.get("source") or store)
+    name = Path(source).stem if source.endswith(".toml") else source
     if every is not None and every != attrs.get("every"):
         raise UsageError(f"--every: the run records every {attrs.get('every')} steps; drop --every or pass that")
     total = steps if steps is not None else attrs.get("steps_requested")
     if total is None:
         raise UsageError(f"--steps: {store} does not say how many steps it was started for; pass the total")
+    checkpoints = reader.checkpoints()
+    at = checkpoints[-1]["steps"] if checkpoints else 0
+    if checkpoints and total <= at:
+        out.print(f"{name}: already at step {at}; nothing to run (--steps N sets a larger total)")
+        return None
     sim = resume(store, threads=threads, checkpoint_every=checkpoint_every)
     if total != attrs.get("steps_requested"):
         sim.recorder.store.set_attrs(steps_requested=total)
-    source = str(attrs.get("source") or store)
-    name = Path(source).stem if source.endswith(".toml") else source
-    return sim, name, max(total - sim.steps, 0)
+    return sim, name, total - sim.steps
 
 
 @contextmanager
@@ -333,7 +352,9 @@ def show(
 
 @app.command()
 def schema(
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of standard output ('-').")
+    ] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="A markdown table per model instead of JSON.")] = False,
 ) -> None:
     """Export the JSON Schema of every parameter (units and ranges included).
@@ -346,14 +367,11 @@ def schema(
         text = markdown_reference()
     else:
         text = json.dumps(params_json_schema(), indent=2) + "\n"
-    if output is None:
-        sys.stdout.write(text)
-        return
     try:
-        check_output_path("--output", output)
+        check_output_path("--output", output, stdout_ok=True)
     except UsageError as exc:
         fail(str(exc))
-    with atomic_output(output) as handle:
+    with atomic_output(output if output is not None else Path("-")) as handle:
         handle.write(text)
 
 
@@ -379,6 +397,9 @@ def sweep(
     steps: Annotated[int | None, typer.Option(min=1, help="Steps per run (default: the sweep file's).")] = None,
     seeds: Annotated[int | None, typer.Option(min=1, help="Seeds per parameter point (default: the file's).")] = None,
     threads: Annotated[int, typer.Option(min=1, help="numba threads per run.")] = 1,
+    engine: Annotated[
+        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
+    ] = "cpu",
     list_sweeps: Annotated[bool, typer.Option("--list", help="List the shipped sweeps and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -415,6 +436,7 @@ def sweep(
             force=force,
             threads=threads,
             console=None if quiet else err,
+            engine=engine,
         )
     except (SweepError, ConfigError, UsageError) as exc:
         fail(str(exc))
@@ -552,15 +574,24 @@ def render(
 @app.command()
 def info(
     store: Annotated[Path, typer.Argument(help="Trajectory store written by flocksim run --out.", show_default=False)],
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Also verify the whole store: read and check every chunk and checkpoint (exit 2: damage)."
+        ),
+    ] = False,
 ) -> None:
     """Summarize a recorded run: steps, agents, variables, checkpoints, size, parameters changed from its preset.
 
     Example: flocksim info run.zarr
+
+    Verify every byte: flocksim info --check run.zarr
     """
-    from flocksim.io import TrajectoryError, run_summary
+    from flocksim.io import TrajectoryError, TrajectoryStore, run_summary
 
     try:
         s = run_summary(store)
+        verified = TrajectoryStore.open(store).verify() if check else None
     except TrajectoryError as exc:
         fail(str(exc))
         return
@@ -591,6 +622,11 @@ def info(
         lines += [f"    {key}: {before!r} -> {after!r}" for key, before, after in s["params_diff"]]
     else:
         lines.append(f"  parameters: as {s['baseline']}")
+    if verified is not None:
+        lines.append(
+            f"  check: no damage found ({verified['chunks']} chunks of {verified['arrays']} arrays and "
+            f"{verified['checkpoints']} checkpoints read and checked)"
+        )
     out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 
@@ -600,19 +636,32 @@ def experiment(
     seeds: Annotated[int, typer.Option(min=1, help="Number of seeds per condition (seeds 0..N-1).")] = 3,
     quick: Annotated[bool, typer.Option("--quick", help="Few birds, a few seconds: a smoke check.")] = False,
     csv_path: Annotated[
-        Path | None, typer.Option("--csv", help="CSV file of every run's numbers; default: NAME.csv.")
+        Path | None, typer.Option("--csv", help="CSV of every run's numbers ('-': standard output); default: NAME.csv.")
     ] = None,
     jobs: Annotated[int, typer.Option(min=1, help="Runs in parallel (processes, one numba thread each).")] = 1,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="KEY=VALUE applied to every condition's parameters (repeatable)."),
+    ] = None,
     list_experiments: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Run a starling experiment (docs/starlings.md) over seeds; print a table (mean ± sd) and write CSV.
+    """Run a starling experiment over seeds (docs/starlings.md); print a table (mean ± sd [95 % CI]) and write CSV.
 
-    Example: flocksim experiment predator-multipliers --seeds 5 --jobs 2 --csv predator.csv
+    Example: flocksim experiment predator-multipliers --seeds 10 --jobs 2 --csv predator.csv
+
+    Sensitivity: flocksim experiment predator-multipliers --set predator.detection=50
 
     Smoke check: flocksim experiment shape --quick --seeds 1
     """
-    from flocksim.experiments import EXPERIMENTS, run_experiment, summarize, summary_table, write_csv
+    from flocksim.experiments import (
+        EXPERIMENTS,
+        check_experiment_overrides,
+        run_experiment,
+        summarize,
+        summary_table,
+        write_csv,
+    )
 
     if list_experiments:
         table = Table("experiment", "what it measures", box=None, show_header=True)
@@ -626,8 +675,10 @@ def experiment(
         if name not in EXPERIMENTS:
             raise UsageError(f"NAME: unknown experiment {name!r}; allowed: {', '.join(EXPERIMENTS)}")
         path = csv_path if csv_path is not None else Path(f"{name}.csv")
-        check_output_path("--csv", path)
-    except UsageError as exc:
+        check_output_path("--csv", path, stdout_ok=True)
+        extra = tuple(overrides or ())
+        check_experiment_overrides(name, extra)
+    except (UsageError, ConfigError) as exc:
         fail(str(exc))
         return
     seed_list = list(range(seeds))
@@ -645,13 +696,16 @@ def experiment(
     started = time.perf_counter()
     with progress:
         task = progress.add_task("runs", total=total)
-        rows = run_experiment(name, seed_list, quick=quick, jobs=jobs, on_done=lambda _: progress.advance(task))
+        rows = run_experiment(
+            name, seed_list, quick=quick, jobs=jobs, on_done=lambda _: progress.advance(task), overrides=extra
+        )
     with atomic_output(path) as handle:
         write_csv(rows, handle)
-    out.print(summary_table(name, summarize(rows), seeds))
-    out.print(
+    report = err if is_stdout(path) else out  # the CSV has standard output to itself
+    report.print(summary_table(name, summarize(rows), seeds))
+    report.print(
         f"{name}: {total} runs in {time.perf_counter() - started:.1f} s{' (quick)' if quick else ''}; "
-        f"every run's numbers in {path}",
+        f"every run's numbers in {'standard output' if is_stdout(path) else path}",
         markup=False,
         highlight=False,
         soft_wrap=True,

@@ -19,7 +19,9 @@ def bench(
     steps: Annotated[int, typer.Option(min=1, help="Timed steps (each timed alone).")] = 20,
     warmup: Annotated[int, typer.Option(min=1, help="Untimed steps first (the first one compiles).")] = 3,
     threads: Annotated[int | None, typer.Option(min=1, help="CPU threads (default: all).")] = None,
-    engine: Annotated[str, typer.Option(help="Engine: cpu.")] = "cpu",
+    engine: Annotated[
+        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
+    ] = "cpu",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the uniform random start.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON lines (no table).")] = False,
 ) -> None:

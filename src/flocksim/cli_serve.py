@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import errno
+import math
 import socket
 import threading
 import time
 import webbrowser
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 DEFAULT_PORT = 8000
+MAX_SPS = 100_000.0
+"""Largest --sps [steps/s]."""
+
+
+def _sps(value: float) -> float:
+    """--sps: a finite number in [0, MAX_SPS] (typer's range check would name the upper bound for NaN)."""
+    if not (math.isfinite(value) and 0.0 <= value <= MAX_SPS):
+        raise typer.BadParameter(f"must be a finite number from 0 to {MAX_SPS:g} (0 = unlimited); got {value}")
+    return value
 
 
 def serve(
@@ -30,7 +41,8 @@ def serve(
         typer.Option("--set", help="Override a parameter of that scene, e.g. --set agents.n=20000 (repeatable)."),
     ] = None,
     sps: Annotated[
-        float, typer.Option(min=0.0, max=100_000.0, help="Most simulation steps per second per viewer (0 = unlimited).")
+        float,
+        typer.Option(callback=_sps, help="Most simulation steps per second per viewer, 0 to 100000 (0 = unlimited)."),
     ] = 60.0,
     max_connections: Annotated[
         int, typer.Option("--max-connections", min=1, max=10_000, help="Viewers connected at once.")
@@ -38,25 +50,59 @@ def serve(
     max_agents: Annotated[
         int, typer.Option("--max-agents", min=1, max=50_000_000, help="Largest agents.n a viewer may ask for.")
     ] = 200_000,
+    max_pairs: Annotated[
+        int,
+        typer.Option(
+            "--max-pairs", min=1, max=2**40, help="Most neighbour pairs one viewer's neighbour search may hold."
+        ),
+    ] = 10_000_000,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            help="Folder of PNG images viewers may name (by file name) as navigation.image; none without it.",
+        ),
+    ] = None,
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads per step (default: NUMBA_NUM_THREADS or all cores).")
     ] = None,
+    engine: Annotated[
+        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
+    ] = "cpu",
 ) -> None:
     """Serve the interactive viewer: open the printed address in a browser.
 
     Example: flocksim serve --open
 
+    On an NVIDIA GPU: flocksim serve --engine cuda --preset starlings-3d-large --max-agents 1000000
+    --set agents.n=1000000
+
     More birds, and a scene chosen by the address: flocksim serve --set agents.n=20000, then
     http://127.0.0.1:8000/?preset=boids-2d&set=agents.n%3D2000
+
+    Level images for flow fields: flocksim serve --data-dir levels/ (a viewer then sets
+    navigation.image = "maze.png", a file name in levels/)
     """
     import numba
     import uvicorn
 
     from flocksim.cli import err, fail, out
+    from flocksim.engines import ENGINES
     from flocksim.viewer.controls import MAX_CONTROL_BYTES
+    from flocksim.viewer.http import guarded_protocol
     from flocksim.viewer.server import create_app, is_loopback
     from flocksim.viewer.warmup import warm_up_in_background
 
+    if engine not in ENGINES:
+        fail(f"--engine: unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
+    if engine == "cuda":
+        from flocksim.engines.cuda_runtime import cuda_problem
+
+        problem = cuda_problem()
+        if problem is not None:
+            fail(problem)
+        if threads is not None:
+            fail("--threads: only for engine cpu")
     if threads is not None and threads > numba.config.NUMBA_NUM_THREADS:
         fail(f"--threads: must be between 1 and {numba.config.NUMBA_NUM_THREADS} (NUMBA_NUM_THREADS), got {threads}")
     try:
@@ -69,6 +115,9 @@ def serve(
             threads=threads,
             host=host,
             port=port,
+            engine=engine,
+            max_pairs=max_pairs,
+            data_dir=data_dir,
         )
     except ValueError as exc:
         fail(str(exc))
@@ -86,6 +135,7 @@ def serve(
     server = uvicorn.Server(
         uvicorn.Config(
             app,
+            http=guarded_protocol(),  # half-sent requests are closed after 10 s
             log_level="warning",
             access_log=False,
             ws_max_size=MAX_CONTROL_BYTES,
@@ -96,7 +146,8 @@ def serve(
     )
     out.print(f"flocksim viewer: {url}  (Ctrl-C stops)", markup=False, highlight=False, soft_wrap=True)
     # the first scene's kernels: compiled now (first start after an install) or loaded from the cache
-    warm_up_in_background(app.state.viewer.default_params)
+    viewer = app.state.viewer
+    warm_up_in_background(viewer.images.resolve(viewer.default_params), engine=engine, threads=threads)
     if open_browser:
         threading.Thread(target=_open_when_up, args=(server, url), daemon=True).start()
     try:

@@ -30,6 +30,7 @@ def validate(
     One check: flocksim validate --quick --only vicsek
     """
     from flocksim.validate import CHECKS, run_checks, write_report
+    from flocksim.validate.report import check_report_folder
 
     out, err = Console(), Console(stderr=True)
     if list_checks:
@@ -40,9 +41,11 @@ def validate(
     if bad:
         err.print(f"error: --only: unknown check {bad[0]!r}; allowed: {', '.join(CHECKS)}", markup=False)
         raise typer.Exit(2)
-    if output.exists() and not output.is_dir():
-        err.print(f"error: --output: {output} is a file; allowed: a folder (created if missing)", markup=False)
-        raise typer.Exit(2)
+    try:
+        check_report_folder(output)
+    except ValueError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
     started = time.perf_counter()
     results = run_checks(quick, only, on_start=lambda name: err.print(f"validate: {name} ...", markup=False))
     for r in results:

@@ -9,6 +9,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
@@ -59,7 +60,14 @@ def load_toml(path: str | Path) -> AnyParams:
 
 
 def validate(data: dict[str, Any]) -> AnyParams:
-    """Validate a mapping, turning the first problem into a :class:`ConfigError`."""
+    """Validate a mapping, turning the first problem into a :class:`ConfigError`.
+
+    Types are strict (a number given as text, ``"300"``, is an error naming the key); Python
+    containers are taken as what they hold: tuples and numpy arrays as lists, numpy scalars
+    as the Python numbers they are."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"parameters: expected a mapping of keys to values, got {type(data).__name__}")
+    data = _plain(data)
     model = data.get("model", "reynolds")
     if model not in MODEL_NAMES:
         raise ConfigError(f"model: unknown model {model!r}; allowed: {', '.join(MODEL_NAMES)}")
@@ -68,6 +76,19 @@ def validate(data: dict[str, Any]) -> AnyParams:
         return parse_params(data)
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc, MODEL_CLASSES[model])) from None
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with tuples and numpy arrays as lists and numpy scalars as Python scalars (recursively)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
 
 
 def _reject_booleans(data: Any, model: type[BaseModel], prefix: str = "") -> None:

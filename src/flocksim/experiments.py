@@ -1,4 +1,8 @@
-"""The experiments seed 003 reports (SPEC 5.6), runnable headless: ``flocksim experiment NAME``.
+"""Starling experiments, runnable headless: ``flocksim experiment NAME`` (docs/starlings.md).
+
+They repeat the measurements that the web murmuration simulator whose model the starling
+presets follow reports about itself (the "reference simulator" of docs/starlings.md), and add
+the propagation of a turn through a flock (Attanasi et al. 2014).
 
 Each experiment is a set of conditions (a dimension and a few parameter
 overrides of the starlings presets) run over seeds; each run returns named
@@ -8,7 +12,7 @@ count per (dim, condition, metric). ``quick`` runs use few birds and a few
 simulated seconds (for tests and smoke checks), not the numbers to report.
 
 Definitions of the measures are in :mod:`flocksim.metrics.starlings`; the
-choices made where seed 003 does not say (durations, warm-up, which options
+choices made where the reference simulator does not say (durations, warm-up, which options
 are on) are in each experiment's ``about`` text and in docs/starlings.md.
 """
 
@@ -32,19 +36,25 @@ from flocksim.metrics.starlings import (
     repetition_index,
     speed_fluctuation,
 )
+from flocksim.params import FRAME
 from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
+from flocksim.space import displacement_array
 
 PRESETS = {2: "starlings-2d", 3: "starlings-3d"}
 
 
 @dataclass(frozen=True)
 class Condition:
-    """One setting of an experiment: a dimension, a label and parameter overrides."""
+    """One setting of an experiment: a dimension, a label, parameter overrides and the preset they
+    apply to (default: the starlings preset of the dimension)."""
 
     dim: int
     label: str
     overrides: tuple[str, ...] = ()
+    preset: str = ""
+    measure: Callable[[RunSpec], dict[str, float]] | None = None
+    """Measures this condition instead of the experiment's ``measure``."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,8 @@ class RunSpec:
     condition: Condition
     seed: int
     quick: bool
+    overrides: tuple[str, ...] = ()
+    """Applied after the condition's own overrides (``flocksim experiment --set``)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +74,7 @@ class Experiment:
     conditions: tuple[Condition, ...]
     measure: Callable[[RunSpec], dict[str, float]]
     reported: dict[tuple[int, str], str] = field(default_factory=dict)
-    """What seed 003 reports for a (dim, condition), as text for the table."""
+    """What the reference simulator reports for a (dim, condition), as text for the table."""
 
 
 # ------------------------------------------------------------------ helpers
@@ -72,9 +84,17 @@ def make_sim(spec: RunSpec, n: int, extra: tuple[str, ...] = ()) -> Simulation:
     """The preset of the condition's dimension with the condition's overrides and ``n`` birds
     (fewer in quick mode). Results do not depend on the thread count."""
     n_birds = min(n, 80) if spec.quick else n
-    overrides = [f"agents.n={n_birds}", *spec.condition.overrides, *extra]
-    params = apply_overrides(load_preset(PRESETS[spec.condition.dim]), overrides)
+    overrides = [f"agents.n={n_birds}", *spec.condition.overrides, *spec.overrides, *extra]
+    preset = spec.condition.preset or PRESETS[spec.condition.dim]
+    params = apply_overrides(load_preset(preset), overrides)
     return Simulation(params, seed=spec.seed)
+
+
+def twin(sim: Simulation) -> Simulation:
+    """A second simulation in exactly the state of ``sim`` (components, clock and generator included)."""
+    other = Simulation(sim.params, seed=sim.seed)
+    other.restore(sim.checkpoint())
+    return other
 
 
 def seconds(spec: RunSpec, full: float, quick: float = 3.0) -> float:
@@ -119,7 +139,7 @@ PANIC = {
 
 def measure_predator(spec: RunSpec) -> dict[str, float]:
     sim = make_sim(spec, 500, ("predator.enabled=true",))
-    duration = seconds(spec, 240.0, 5.0)
+    duration = seconds(spec, 240.0, 20.0)
     sim.step(steps_of(sim, duration))
     return {"catch_per_min": catch_rate(sim.caught, sim.time), "caught": float(sim.caught)}
 
@@ -127,16 +147,22 @@ def measure_predator(spec: RunSpec) -> dict[str, float]:
 def measure_edge(spec: RunSpec) -> dict[str, float]:
     sim = make_sim(spec, 500, ("turning.enabled=false",))
     sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
-    edge, inner, used, total = [], [], 0, 0
+    edge, inner, order, total = [], [], [], 0
     for _ in sample(sim, seconds(spec, 120.0, 3.0), 0.5):
         p, v = alive_pv(sim)
         total += 1
-        if polarization(v) >= 0.85:
+        pol = polarization(v)
+        if pol >= 0.85:
             e, i = edge_interior_deviation(p, v)
             edge.append(e)
             inner.append(i)
-            used += 1
-    return {"edge_rad": nanmean(edge), "interior_rad": nanmean(inner), "samples_used": used / total}
+            order.append(pol)
+    return {
+        "edge_rad": nanmean(edge),
+        "interior_rad": nanmean(inner),
+        "samples_used": len(order) / total,
+        "polarization_used": nanmean(order),
+    }
 
 
 def measure_shape(spec: RunSpec) -> dict[str, float]:
@@ -156,10 +182,15 @@ def measure_shape(spec: RunSpec) -> dict[str, float]:
 def measure_speed(spec: RunSpec) -> dict[str, float]:
     sim = make_sim(spec, 500)
     sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
-    values = []
+    agents = sim.params.agents
+    fluctuation, mean, at_min = [], [], []
     for _ in sample(sim, seconds(spec, 60.0, 3.0), 0.5):
-        values.append(speed_fluctuation(alive_pv(sim)[1]))
-    return {"speed_var_rel": nanmean(values)}
+        v = alive_pv(sim)[1]
+        speed = np.sqrt(np.sum(v * v, axis=1))
+        fluctuation.append(speed_fluctuation(v))
+        mean.append(float(speed.mean()) / agents.max_speed)
+        at_min.append(float(np.mean(speed < 1.01 * agents.min_speed)))
+    return {"speed_var_rel": nanmean(fluctuation), "mean_speed_rel": nanmean(mean), "at_min_speed": nanmean(at_min)}
 
 
 TURN_DELAYS = (0.0, 1.0, 3.0, 10.0)
@@ -174,24 +205,114 @@ def measure_turn(spec: RunSpec) -> dict[str, float]:
     extra = ("turning.enabled=false", "agents.init.kind=aligned")
     base = make_sim(spec, 500, extra)
     base.step(steps_of(base, seconds(spec, 20.0, 2.0)))
-    twin = make_sim(spec, 500, extra)
-    if base.components:  # the state and the clock must be the whole run for the twin to be exact
-        raise RuntimeError("turn-propagation: twins need a run without components")
-    twin.state = base.state.copy()
-    twin.steps = base.steps
+    turned = twin(base)
     center = int(base.state.ids[base.state.alive][0])
     count = min(10, base.state.n_alive)
-    twin.perturb_turn(center_id=center, count=count, angle_deg=60.0)
+    turned.perturb_turn(center_id=center, count=count, angle_deg=60.0)
     out = {"polarization": polarization(alive_pv(base)[1])}
     done = 0.0
     for delay in TURN_DELAYS:
         if delay > done:
             n = steps_of(base, delay - done)
             base.step(n)
-            twin.step(n)
+            turned.step(n)
             done = delay
-        change = heading_angle(mean_heading(alive_pv(base)[1]), mean_heading(alive_pv(twin)[1]))
+        change = heading_angle(mean_heading(alive_pv(base)[1]), mean_heading(alive_pv(turned)[1]))
         out[f"dheading_{delay:g}s_deg"] = change
+    return out
+
+
+WAVE_ARRIVAL_DEG = 1.0
+"""A turn has reached a bird when its heading differs by this much from its twin's (the unturned run)."""
+
+
+def angles_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Angle [rad] between the rows of two (N, dim) arrays of vectors: atan2(|a x b|, a . b)."""
+    a3 = np.zeros((len(a), 3))
+    b3 = np.zeros((len(b), 3))
+    a3[:, : a.shape[1]] = a
+    b3[:, : b.shape[1]] = b
+    cross = np.cross(a3, b3)
+    return np.arctan2(np.sqrt(np.sum(cross * cross, axis=1)), np.sum(a3 * b3, axis=1))
+
+
+def neighbour_second_moment(sim: Simulation) -> np.ndarray:
+    """M = mean over living birds i of the mean over i's neighbours j of r_ij r_ij^T [units^2], (dim, dim)."""
+    s = sim.state
+    nbrs = sim.neighbors()
+    counts = nbrs.counts
+    rows = np.repeat(np.arange(s.n), counts)
+    keep = s.alive[rows]
+    d = displacement_array(s.position[rows[keep]], s.position[nbrs.index[keep]], sim.model.space)
+    weight = 1.0 / counts[rows[keep]]
+    return (d * weight[:, None]).T @ d / max(int(s.alive.sum()), 1)
+
+
+def linear_wave_speed(sim: Simulation, direction: np.ndarray) -> np.ndarray:
+    """Speed [units/s] of a small turn along unit ``direction`` rows in the linearised inertial spin model.
+
+    Small heading angles phi about one axis obey, per frame, chi phi'' + eta phi' = J mean_j (phi_j - phi_i)
+    ~ (J/2) e.M.e d^2 phi/dx^2 along e, with M = :func:`neighbour_second_moment`: an underdamped turn
+    travels at c = sqrt(J e.M.e / (2 chi)) units per frame.
+    """
+    a = sim.params.rules.alignment
+    coupling = a.coupling * a.weight
+    m = neighbour_second_moment(sim)
+    eme = np.einsum("ij,jk,ik->i", direction, m, direction)
+    return np.sqrt(coupling * eme / (2.0 * a.chi)) / FRAME
+
+
+def fit_power(r: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
+    """Least squares t = a + b r^alpha over alpha in [0.5, 3] (step 0.01): (alpha, a, b)."""
+    best = (math.inf, math.nan, math.nan, math.nan)
+    for alpha in np.arange(0.5, 3.0001, 0.01):
+        x = r**alpha
+        design = np.stack([np.ones_like(x), x], axis=1)
+        coef, *_ = np.linalg.lstsq(design, t, rcond=None)
+        residual = float(np.sum((design @ coef - t) ** 2))
+        if residual < best[0]:
+            best = (residual, float(alpha), float(coef[0]), float(coef[1]))
+    return best[1], best[2], best[3]
+
+
+def measure_wave(spec: RunSpec) -> dict[str, float]:
+    """Twin runs from one flock after a warm-up: in one of them the initiators on the lateral edge turn
+    (only they are turned: ``turning.propagation = emergent``). A bird's arrival time is the first
+    time its heading differs from its twin's by WAVE_ARRIVAL_DEG; fitted against its distance r from
+    the edge bird as t = a + b r^alpha (``exponent``: 1 for a wave, 2 for diffusion) and t = a + r / c
+    (``speed``, least squares of t on r), beside the linearised inertial spin model's speed
+    (``theory_speed``, the median over the reached birds of c along the direction from the edge bird)."""
+    sim = make_sim(spec, 3000)
+    sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
+    turned = twin(sim)
+    wave = next(c for c in turned.components if c.name == "turning")
+    wave.start_wave(turned)
+    s = sim.state
+    alive = np.flatnonzero(s.alive)
+    dim = s.dim
+    offset = displacement_array(wave.origin[None, :dim], s.position[alive], sim.model.space)
+    r = np.sqrt(np.sum(offset * offset, axis=1))
+    theory = linear_wave_speed(sim, offset / np.maximum(r, 1e-300)[:, None])
+    initiator = np.isin(alive, wave.initiators)
+    arrival = np.full(len(alive), np.inf)
+    threshold = math.radians(WAVE_ARRIVAL_DEG)
+    out = {"polarization": polarization(s.velocity[alive])}
+    for t in range(steps_of(sim, seconds(spec, 3.0, 1.0))):
+        sim.step()
+        turned.step()
+        moved = angles_between(s.velocity[alive], turned.state.velocity[alive])
+        arrival[(moved >= threshold) & ~np.isfinite(arrival)] = (t + 1) * sim.dt
+    reached = np.isfinite(arrival) & ~initiator
+    out["reached"] = float(reached.sum()) / max(int((~initiator).sum()), 1)
+    out["flock_turn_deg"] = heading_angle(mean_heading(s.velocity[alive]), mean_heading(turned.state.velocity[alive]))
+    sel = reached & (r > r[initiator].max(initial=0.0))
+    if sel.sum() >= 10:
+        out["exponent"] = fit_power(r[sel], arrival[sel])[0]
+        out["speed"] = 1.0 / float(np.polyfit(r[sel], arrival[sel], 1)[0])  # distances are exact, times noisy
+        out["theory_speed"] = float(np.median(theory[sel]))
+    else:
+        out |= {"exponent": math.nan, "speed": math.nan, "theory_speed": math.nan}
+    out["speed_ratio"] = out["speed"] / out["theory_speed"]
     return out
 
 
@@ -210,6 +331,8 @@ def _both(labels: dict[str, tuple[str, ...]]) -> tuple[Condition, ...]:
     return tuple(Condition(dim, label, overrides) for dim in (2, 3) for label, overrides in labels.items())
 
 
+WAVE_PRESET = "starlings-3d-waves"
+WAVE = ("turning.mean_interval=1e9",)  # no turn but the one the experiment starts
 SPIN = "rules.alignment.mode=inertial-spin"
 BASIC = "rules.alignment.mode=basic"
 TOPO = "neighbors.mode=topological"
@@ -237,7 +360,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             "edge-deviation",
             "Mean heading deviation [rad] of the outer 10 % and the inner 50 % of birds by distance from the "
             "centroid, over samples every 0.5 s with polarization >= 0.85 (10 s warm-up, 120 s), 500 birds, "
-            "spontaneous turns off; samples_used = fraction of samples that qualified.",
+            "spontaneous turns off; samples_used = fraction of samples that qualified, polarization_used = their mean "
+            "polarization.",
             _both(
                 {
                     "k=7 inertial-spin": (TOPO, "neighbors.k=7", SPIN),
@@ -270,18 +394,36 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         Experiment(
             "speed-fluctuation",
-            "var(|v_i|) / mean(|v_i|)^2 averaged over samples every 0.5 s (10 s warm-up, 60 s), 500 birds, "
-            "presets' defaults and basic alignment.",
-            _both({"defaults (inertial-spin)": (), "basic alignment": (BASIC,)}),
+            "var(|v_i|) / mean(|v_i|)^2, mean speed / max_speed and the fraction of birds within 1 % of min_speed, "
+            "averaged over samples every 0.5 s (10 s warm-up, 60 s), 500 birds: presets' defaults, basic alignment, "
+            "and the model before the speed fix (rule velocity differences per second, no cruise control).",
+            _both(
+                {
+                    "defaults (inertial-spin)": (),
+                    "basic alignment": (BASIC,),
+                    "before the fix": ("rules.response_time=1.0", "rules.cruise.restore=0.0"),
+                }
+            ),
             measure_speed,
             {(d, "defaults (inertial-spin)"): "about 0.002 (field: about 0.005)" for d in (2, 3)},
         ),
         Experiment(
             "turn-propagation",
-            "10 of 500 birds (bird 0 and its 9 nearest) turned 60 degrees left after a 20 s warm-up from an "
-            "aligned start (spontaneous turns off): angle [deg] between the mean headings of the turned run and of its "
-            "unturned twin, right after the turn and 1, 3, 10 s later.",
-            _both({"inertial-spin": (SPIN,), "basic": (BASIC,)}),
+            "Twin runs, one of them turned. Presets: 10 of 500 birds (bird 0 and its 9 nearest) turned 60 degrees "
+            "left after a 20 s warm-up from an aligned start (spontaneous turns off): angle [deg] between the mean "
+            "headings of the turned run and of its unturned twin, right after the turn and 1, 3, 10 s later. "
+            "Waves: starlings-3d-waves (3000 birds, open sky), after a 10 s warm-up its 10 edge birds start a "
+            "90-degree turn and nobody else is turned; a bird is reached when its heading is 1 degree from its "
+            "twin's; arrival time t against distance r from the edge bird, fitted as t = a + b r^exponent "
+            "(1: a wave, 2: diffusion) and t = a + r / speed, beside the linearised model's speed "
+            "(docs/models.md); underdamped (eta 0.02) and overdamped (eta = chi = 0.25); 3 s.",
+            (
+                *_both({"inertial-spin": (SPIN,), "basic": (BASIC,)}),
+                Condition(3, "wave: underdamped", WAVE, WAVE_PRESET, measure_wave),
+                Condition(
+                    3, "wave: overdamped (eta = chi)", (*WAVE, "rules.alignment.eta=0.25"), WAVE_PRESET, measure_wave
+                ),
+            ),
             measure_turn,
             {(d, "inertial-spin"): "about 1 degree" for d in (2, 3)},
         ),
@@ -311,14 +453,20 @@ EXPERIMENTS: dict[str, Experiment] = {
 # ------------------------------------------------------------------ running
 
 
-def run_specs(name: str, seeds: list[int], quick: bool) -> list[RunSpec]:
+def run_specs(name: str, seeds: list[int], quick: bool, overrides: tuple[str, ...] = ()) -> list[RunSpec]:
     experiment = EXPERIMENTS[name]
-    return [RunSpec(name, c, seed, quick) for c in experiment.conditions for seed in seeds]
+    return [RunSpec(name, c, seed, quick, overrides) for c in experiment.conditions for seed in seeds]
+
+
+def check_experiment_overrides(name: str, overrides: tuple[str, ...]) -> None:
+    """Raise ConfigError (naming the key) unless ``overrides`` apply to every condition's parameters."""
+    for c in EXPERIMENTS[name].conditions:
+        apply_overrides(load_preset(c.preset or PRESETS[c.dim]), [*c.overrides, *overrides])
 
 
 def run_one(spec: RunSpec) -> list[dict[str, object]]:
     """Tidy rows of one run."""
-    values = EXPERIMENTS[spec.experiment].measure(spec)
+    values = (spec.condition.measure or EXPERIMENTS[spec.experiment].measure)(spec)
     return [
         {
             "experiment": spec.experiment,
@@ -344,10 +492,12 @@ def run_experiment(
     quick: bool = False,
     jobs: int = 1,
     on_done: Callable[[RunSpec], None] | None = None,
+    overrides: tuple[str, ...] = (),
 ) -> list[dict[str, object]]:
-    """All runs of an experiment; ``jobs`` > 1 runs them in that many processes, each with
-    one numba thread. Rows come back in (condition, seed) order whatever the completion order."""
-    specs = run_specs(name, seeds, quick)
+    """All runs of an experiment (``overrides`` applied to every condition); ``jobs`` > 1 runs them in
+    that many processes, each with one numba thread. Rows come back in (condition, seed) order whatever
+    the completion order."""
+    specs = run_specs(name, seeds, quick, overrides)
     results: dict[int, list[dict[str, object]]] = {}
     if jobs <= 1:
         for k, spec in enumerate(specs):
@@ -395,24 +545,39 @@ def write_csv(rows: list[dict[str, object]], handle) -> None:
         writer.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in row.items()})
 
 
+def mean_interval(mean: float, sd: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Student-t confidence interval of a mean over n independent runs (NaN for n < 2)."""
+    if n < 2 or not math.isfinite(mean):
+        return math.nan, math.nan
+    from scipy.stats import t
+
+    half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
 def format_value(mean: float, sd: float, n: int) -> str:
-    """'mean ± sd' with 3 significant digits for the mean and the sd at the mean's last digit."""
+    """'mean ± sd [95 % confidence interval of the mean]', 3 significant digits for the mean and
+    the others at the mean's last digit; just the mean for one run."""
     if not math.isfinite(mean):
         return "n/a"
     digits = max(0, 2 - math.floor(math.log10(abs(mean)))) if mean != 0 else 3
-    return f"{mean:.{digits}f} ± {sd:.{digits}f}" if n > 1 else f"{mean:.{digits}f}"
+    if n < 2:
+        return f"{mean:.{digits}f}"
+    low, high = mean_interval(mean, sd, n)
+    return f"{mean:.{digits}f} ± {sd:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def summary_table(name: str, summary: list[dict[str, object]], seeds: int):
-    """A rich table: one line per (dim, condition), one column per metric (mean ± sd over seeds),
-    and what seed 003 reports."""
+    """A rich table: one line per (dim, condition), one column per metric (mean ± sd over seeds and the
+    95 % confidence interval of the mean),
+    and what the reference simulator reports."""
     from rich.table import Table
 
     experiment = EXPERIMENTS[name]
     metrics = list(dict.fromkeys(str(s["metric"]) for s in summary))
-    title = f"{name} ({seeds} seeds, mean ± sd)" if seeds > 1 else f"{name} (1 seed)"
+    title = f"{name} ({seeds} seeds, mean ± sd [95 % CI of the mean])" if seeds > 1 else f"{name} (1 seed)"
     table = Table(title=title, title_justify="left")
-    for column in ("dim", "condition", *metrics, "seed 003 reports"):
+    for column in ("dim", "condition", *metrics, "reference reports"):
         table.add_column(column)
     cells: dict[tuple[int, str], dict[str, str]] = {}
     for s in summary:

@@ -5,8 +5,9 @@ cell that its core's bounding box, grown by its reach, touches; reach = max(infl
 body radius + the largest agent body radius), so the cell of an agent lists every obstacle
 that can steer it or overlap it. The cell width follows the largest reach of a circle (seed
 004: the obstacle grid's cell size follows the largest influence radius); with no circles,
-the largest reach of any obstacle. The cell count is capped near 8 per obstacle (cells grow by
-1.25x until it fits). Planar agents ignore y: the grid then has one cell along y.
+the largest reach of any obstacle. The cell count is capped near 8 per obstacle and the cell
+lists at :func:`flocksim.budgets.max_obstacle_entries` entries (cells grow by 1.25x until both
+fit). Planar agents ignore y: the grid then has one cell along y.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from flocksim.budgets import max_obstacle_entries
 from flocksim.kernels.obstacles import BOX, CIRCLE, SEGMENT
 from flocksim.neighbors.grid import CELL_SLACK
 from flocksim.params import Obstacles
@@ -75,13 +77,16 @@ def build_obstacle_set(
     origin = lo.min(axis=0)
     extent = hi.max(axis=0) - origin
     max_cells = max(4096, 8 * m)
-    while True:
-        counts = (np.floor(extent / width) + 1).astype(np.int64)
-        if math.prod(int(c) for c in counts) <= max_cells:
-            break
+    max_entries = max_obstacle_entries(m)
+    while True:  # widen until the cells and the obstacles' cell lists fit their budgets
+        sides = np.floor(extent / width) + 1.0
+        if math.prod(float(c) for c in sides) <= max_cells:
+            counts = sides.astype(np.int64)
+            first = np.clip(np.floor((lo - origin) / width).astype(np.int64), 0, counts - 1)
+            last = np.clip(np.floor((hi - origin) / width).astype(np.int64), 0, counts - 1)
+            if int(np.prod(last - first + 1, axis=1).sum()) <= max_entries:
+                break
         width *= 1.25
-    first = np.clip(np.floor((lo - origin) / width).astype(np.int64), 0, counts - 1)
-    last = np.clip(np.floor((hi - origin) / width).astype(np.int64), 0, counts - 1)
     cells: list[np.ndarray] = []
     owners: list[np.ndarray] = []
     for k in range(m):

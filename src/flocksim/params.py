@@ -19,6 +19,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from flocksim.budgets import (
+    MAX_NAVIGATION_CELLS,
+    check_flow_fields,
+    check_navigation_cells,
+    grid_side,
+    smallest_cell_size,
+)
+
 
 def _number(x: float) -> str:
     return str(x) if isinstance(x, int) else f"{x:g}"
@@ -54,10 +62,15 @@ def choice(default: Any, doc: str) -> Any:
 
 
 class Strict(BaseModel):
-    """Base for every parameter block: unknown keys and NaN/inf are rejected."""
+    """Base for every parameter block: unknown keys, NaN/inf and values of the wrong type are
+    rejected (strict mode: "300" is not a number, 1 is not true; an integer is a valid float)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True, strict=True)
 
+
+MIN_DT = 1e-6
+"""Shortest time step [s]: velocities are distances per step / dt (abm-flocking), so a shorter
+one overflows them to infinity."""
 
 Vector = list[float]
 BoundsKind = Literal["box", "ellipsoid", "periodic", "open"]
@@ -92,7 +105,7 @@ class World(Strict):
 
     dim: Literal[2, 3] = choice(2, "Spatial dimension: 2 | 3.")
     bounds: Bounds = Field(default_factory=Bounds, description="Region agents live in.")
-    dt: float = quantity(1.0 / 60.0, "s", "Time step", gt=0.0, le=10.0)
+    dt: float = quantity(1.0 / 60.0, "s", "Time step", ge=MIN_DT, le=10.0)
 
 
 class InitialConditions(Strict):
@@ -251,8 +264,8 @@ class Alignment(Strict):
     per agent; torque tau = mean over neighbours of h_i x h_j (unit headings;
     2D: its z component is the mean of sin(theta_j - theta_i)); per frame
     s <- s + J tau - (eta/chi) s with J = coupling x weight; the velocity turns
-    at omega = s/chi (rad per frame, |omega| <= max_turn) and its speed relaxes
-    toward max_speed at ``speed_restore``. Per step of world.dt the frame update
+    at omega = s/chi (rad per frame, |omega| <= max_turn); no alignment force
+    keeps the speed up, which ``rules.cruise`` does. Per step of world.dt the frame update
     is scaled by f = world.dt / (1/60 s): s <- s + f (J tau - (eta/chi) s), turn
     angle f omega. Coefficients chi, eta, coupling and max_turn are in seed
     003's frame units (1 frame = 1/60 s).
@@ -275,8 +288,22 @@ class Alignment(Strict):
     max_turn: float = quantity(
         0.35, "rad/frame", "Largest angular velocity |omega| of inertial-spin (seed 003: 0.35)", gt=0.0, le=3.14159
     )
-    speed_restore: float = quantity(
-        1.0, "1/s", "Rate at which inertial-spin relaxes a speed below max_speed toward it", ge=0.0, le=1e6
+
+
+class Cruise(Strict):
+    """Speed control: a speed below the cruise speed relaxes toward it.
+
+    Per step of world.dt: speed += (cruise - speed) x min(restore x dt, 1) when speed < cruise =
+    ``speed`` x agents.max_speed; the direction is kept. Reynolds' steering forces slow a bird
+    down whenever a rule's desired direction differs from its heading (the force toward
+    max_speed x d has a component against v), and inertial-spin alignment has no force that
+    speeds it up again: without this control such flocks sink to min_speed. Birds hold a cruise
+    speed by a force along their heading (Hildenbrandt et al. 2010).
+    """
+
+    speed: float = quantity(1.0, "x agents.max_speed", "Cruise speed", gt=0.0, le=1.0)
+    restore: float = quantity(
+        0.0, "1/s", "Rate at which a speed below the cruise speed relaxes to it (0 = off)", ge=0.0, le=1e6
     )
 
 
@@ -395,18 +422,28 @@ class Rules(Strict):
     """Steering rules and how their forces combine (SPEC 3.4).
 
     ``reynolds``: every rule's desired direction d becomes
-    limit(max_speed * d/|d| - v, max_force) (zero when d = 0); weighted
-    forces are summed and the sum is not clamped again (seed 002).
-    ``clamped-sum``: raw forces (separation vector, mean(v_j) - v,
-    mean(p_j) - p, desired velocity - v) are weighted, summed and the sum is
-    clamped to max_force (seed 000). The wall push is an acceleration added
-    as is in both.
+    limit((max_speed * d/|d| - v) / response_time, max_force) (zero when
+    d = 0); weighted forces are summed and the sum is not clamped again.
+    ``clamped-sum``: raw forces (separation vector, (mean(v_j) - v) /
+    response_time, mean(p_j) - p, (desired velocity - v) / response_time) are
+    weighted, summed and the sum is clamped to max_force. The wall push is an
+    acceleration added as is in both.
     """
 
     steering: Literal["reynolds", "clamped-sum"] = choice("reynolds", "Steering convention: reynolds | clamped-sum.")
+    response_time: float = quantity(
+        1.0,
+        "s",
+        "Time over which a rule asks for its velocity change: every velocity difference (desired - v, "
+        "mean(v_j) - v) is divided by it to give an acceleration; 1 s for rules written per second, one "
+        "frame (1/60 s) for rules written per displayed frame",
+        ge=1e-6,
+        le=1e6,
+    )
     separation: Separation = Field(default_factory=Separation, description="Separation rule.")
     alignment: Alignment = Field(default_factory=Alignment, description="Alignment rule.")
     cohesion: Cohesion = Field(default_factory=Cohesion, description="Cohesion rule.")
+    cruise: Cruise = Field(default_factory=Cruise, description="Speed control toward a cruise speed.")
     seek: Seek = Field(default_factory=Seek, description="Target seek rule.")
     bounds: BoundsRule = Field(default_factory=BoundsRule, description="Soft-wall rule.")
     avoid: Avoid = Field(default_factory=Avoid, description="Obstacle avoidance rule.")
@@ -450,7 +487,11 @@ class Predator(Strict):
     min_remaining: int = quantity(20, "agents", "No catch while this many birds or fewer remain", ge=0, le=50_000_000)
     detection: float = quantity(100.0, "units", "Birds closer than this react to the predator", ge=0.0, le=1e9)
     flee_weight: float = quantity(
-        3.0, "", "Weight of fleeing; the flee force also scales with 1 - distance/detection", ge=0.0, le=1e6
+        1.0,
+        "",
+        "Weight of fleeing, a steering rule like the others; the force also scales with 1 - distance/detection",
+        ge=0.0,
+        le=1e6,
     )
     flee_speed: float = quantity(
         1.3,
@@ -471,11 +512,14 @@ class SpontaneousTurning(Strict):
     due while the previous wave still runs waits for its end) the bird farthest
     out on a random lateral side of the flock (relative to its mean heading;
     3D: a horizontal side, up = +y) and its nearest ``initiators - 1`` birds
-    start turning inward. Every other bird starts the same turn after a delay
-    = its distance from that edge bird / (signal_speed x max_speed). Every bird
-    turns about the same axis at ``turn_rate_deg`` until it has turned
-    ``angle_deg``; the steering rules keep acting. The start times are imposed,
-    not emergent.
+    start turning inward. With ``propagation = "imposed"`` every other bird
+    starts the same turn after a delay = its distance from that edge bird /
+    (signal_speed x max_speed); every turning bird turns about the same axis at
+    ``turn_rate_deg`` until it has turned ``angle_deg``; the steering rules keep
+    acting. Those start times are imposed, not emergent. With ``propagation =
+    "emergent"`` only the initiators are turned: the others turn if and when
+    their rules make them (with underdamped inertial-spin alignment the turn
+    crosses the flock as a wave, as Attanasi et al. 2014 observed).
     """
 
     enabled: bool = Field(False, description="Start spontaneous turns; allowed: true | false.")
@@ -485,6 +529,11 @@ class SpontaneousTurning(Strict):
     initiators: int = quantity(10, "agents", "Birds on the lateral edge that start a turn", ge=1, le=1_000_000)
     signal_speed: float = quantity(
         2.5, "x agents.max_speed", "Speed at which the start of the turn spreads from the edge", gt=0.0, le=1e6
+    )
+    propagation: Literal["imposed", "emergent"] = choice(
+        "imposed",
+        "How the turn reaches the other birds: imposed (start delayed by distance / signal speed) | emergent "
+        "(only the initiators are turned; the rest follow through their rules).",
     )
 
 
@@ -508,8 +557,14 @@ class Navigation(Strict):
     enabled: bool = Field(False, description="Seek along a flow field; allowed: true | false.")
     source: Literal["map", "image", "obstacles"] = choice("map", "Occupancy source: map | image | obstacles.")
     map: list[str] = Field([], description="Occupancy rows, top row first, '#' = wall; allowed: equal-length rows.")
-    image: str = Field("", description="PNG occupancy image (dark = wall), top row on top; allowed: a file path.")
-    cell_size: float = quantity(1.0, "units", "Side of one grid cell", gt=0.0, le=1e9)
+    image: str = Field(
+        "",
+        description="PNG occupancy image (dark = wall), top row on top, one cell per pixel; allowed: a file path "
+        "(in the viewer: the name of an image the server offers).",
+    )
+    cell_size: float = quantity(
+        1.0, "units", "Side of one grid cell (a grid holds at most 1 048 576 cells: docs/parameters.md)", gt=0.0, le=1e9
+    )
     origin: Vector = Field(
         [0.0, 0.0],
         description="World position of the grid's lower-left corner (x, y; 3D: x, z) [units]; allowed: 2 numbers.",
@@ -705,7 +760,28 @@ class ReynoldsParams(ModelBase):
                 raise ValueError("navigation: periodic bounds are not supported (flow fields do not wrap)")
             if self.rules.seek.weight == 0.0:
                 raise ValueError("navigation: needs rules.seek.weight > 0 (agents follow the field by seeking)")
+            self._navigation_budget()
         return self
+
+    def _navigation_budget(self) -> None:
+        """The grid's size against the budgets of :mod:`flocksim.budgets`, before anything is
+        allocated (``image`` grids are checked when the image is opened)."""
+        nav = self.navigation
+        if nav.source == "obstacles":
+            plane = (0, 1) if self.world.dim == 2 else (0, 2)
+            extent = [self.world.bounds.size[axis] for axis in plane]
+            columns, rows = (grid_side(length, nav.cell_size) for length in extent)
+            if rows * columns > MAX_NAVIGATION_CELLS:
+                smallest = smallest_cell_size(extent[0], extent[1])
+                world = f"{extent[0]:g} x {extent[1]:g}"
+                hint = f"allowed: navigation.cell_size >= {smallest:g} on a world.bounds.size of {world}"
+                check_navigation_cells(rows, columns, "navigation.cell_size", hint)
+        elif nav.source == "map":
+            rows, columns = len(nav.map), len(nav.map[0])
+            check_navigation_cells(rows, columns, "navigation.map", "allowed: a smaller map")
+        else:
+            return
+        check_flow_fields(max(1, len(self.agents.kinds)), rows * columns)
 
     @model_validator(mode="after")
     def _spin_damping(self) -> ReynoldsParams:
@@ -730,7 +806,7 @@ class AbmAgents(Strict):
 class AbmFlocking(Strict):
     """Coefficients of the cross-framework Flocking benchmark model."""
 
-    vision: float = quantity(15.0, "units", "Visual distance: neighbours within it are seen", gt=0.0, le=1e9)
+    vision: float = quantity(15.0, "units", "Visual distance: neighbours within it are seen", ge=1e-9, le=1e9)
     separation: float = quantity(1.0, "units", "Minimum separation: neighbours closer than this repel", ge=0.0, le=1e9)
     speed: float = quantity(1.0, "units/step", "Distance moved per step", gt=0.0, le=1e9)
     cohere_factor: float = quantity(0.03, "", "Cohesion factor", ge=0.0, le=1e3)
@@ -791,7 +867,7 @@ class VicsekWorld(World):
     """World of the vicsek model: one step is one time unit in the paper."""
 
     bounds: VicsekBounds = Field(default_factory=VicsekBounds, description="Region agents live in.")
-    dt: float = quantity(1.0, "s", "Time step (Vicsek: 1)", gt=0.0, le=10.0)
+    dt: float = quantity(1.0, "s", "Time step (Vicsek: 1)", ge=MIN_DT, le=10.0)
 
 
 class CouzinBounds(Bounds):
@@ -806,7 +882,7 @@ class CouzinWorld(World):
 
     dim: Literal[2, 3] = choice(3, "Spatial dimension: 2 | 3 (the paper: 3).")
     bounds: CouzinBounds = Field(default_factory=CouzinBounds, description="Region agents live in.")
-    dt: float = quantity(0.1, "s", "Time step tau (Couzin: 0.1 s)", gt=0.0, le=10.0)
+    dt: float = quantity(0.1, "s", "Time step tau (Couzin: 0.1 s)", ge=MIN_DT, le=10.0)
 
 
 class CouzinAgents(ResearchAgents):

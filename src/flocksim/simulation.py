@@ -19,9 +19,20 @@ from flocksim.metrics import flock_summary
 from flocksim.models import make_model
 from flocksim.neighbors import NeighborList
 from flocksim.neighbors.query import SpatialIndex
+from flocksim.params import AbmFlockingParams, CouzinParams, ReynoldsParams, VicsekParams
 from flocksim.perturbation import perturb_turn
 from flocksim.spawning import append_agents, rows_of
 from flocksim.state import FlockState, new_state
+
+
+def whole_number(what: str, value: Any, low: int = 0) -> int:
+    """``value`` as an int >= ``low``: TypeError for a non-integer (2.7, "3", True), ValueError
+    below ``low``; both name ``what``. numpy integers are integers."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer >= {low}, got {value!r} ({type(value).__name__})")
+    if value < low:
+        raise ValueError(f"{what} must be an integer >= {low}, got {value!r}")
+    return int(value)
 
 
 class Component(Protocol):
@@ -55,6 +66,11 @@ class Simulation:
     give bitwise-identical trajectories on one machine, whatever the thread
     count. ``state`` arrays are in stable-id order.
 
+    ``max_pairs``: most neighbour pairs one neighbour search may hold (None:
+    :data:`flocksim.budgets.DEFAULT_MAX_PAIRS`); the initial state is checked
+    here, every search again before it allocates its list
+    (:class:`flocksim.budgets.BudgetError`).
+
     ``recorder`` (e.g. :class:`flocksim.io.Recorder`) records frames and
     checkpoints: started here, it is called before every step (before the
     components) and after it (after the components).
@@ -67,18 +83,25 @@ class Simulation:
         engine: str = "cpu",
         threads: int | None = None,
         recorder: Any = None,
+        max_pairs: int | None = None,
     ):
-        if not hasattr(params, "model_dump"):
+        if isinstance(params, Mapping):
             params = validate(dict(params))
+        elif not isinstance(params, (ReynoldsParams, AbmFlockingParams, VicsekParams, CouzinParams)):
+            raise TypeError(
+                f"Simulation: params must be a parameter object (e.g. flocksim.load_preset('boids-2d')) or a "
+                f"mapping of parameters, got {type(params).__name__}"
+            )
         if seed is not None:
-            params = params.model_copy(update={"seed": int(seed)})
+            params = params.model_copy(update={"seed": whole_number("Simulation: seed", seed, low=0)})
             params = validate(params.model_dump(mode="json"))
         self.params: AnyParams = params
         self.seed = params.seed
         self.model = make_model(params)
-        self.engine = make_engine(engine, self.model, threads=threads)
+        self.engine = make_engine(engine, self.model, threads=threads, max_pairs=max_pairs)
         self.rng = np.random.default_rng(self.seed)
-        self.state: FlockState = self.model.initial_state(self.rng)
+        self.state = self.model.initial_state(self.rng)
+        self.check_neighbor_budget()
         self.steps = 0
         self._in_step = False  # spawns and removals requested meanwhile wait for the step's end (SPEC 1.5)
         self._pending: list[tuple[str, Any]] = []
@@ -92,6 +115,17 @@ class Simulation:
             recorder.start(self)
 
     @property
+    def state(self) -> FlockState:
+        """The flock (stable-id order). An engine that keeps the state elsewhere (cuda: on the GPU)
+        is handed every state assigned here and copies arrays back when they are read."""
+        return self._state
+
+    @state.setter
+    def state(self, value: FlockState) -> None:
+        attach = getattr(self.engine, "attach", None)
+        self._state = attach(value) if attach is not None else value
+
+    @property
     def dt(self) -> float:
         """Time step [s]."""
         return self.params.world.dt
@@ -102,8 +136,8 @@ class Simulation:
         return self.steps * self.dt
 
     def step(self, n: int = 1) -> None:
-        """Advance ``n`` steps."""
-        for _ in range(int(n)):
+        """Advance ``n`` steps (an integer >= 0)."""
+        for _ in range(whole_number("step: n", n, low=0)):
             self._in_step = True
             if self.recorder is not None:
                 self.recorder.before_step(self)
@@ -164,7 +198,9 @@ class Simulation:
     def remove_agents(self, ids: Any) -> None:
         """Remove agents by stable id (SPEC 1.5): their rows stay with ``alive = False``. Called
         while a step is in flight, the removal takes effect after the step; otherwise at once.
-        An unknown or already removed id raises ValueError naming it."""
+        An unknown or already removed id raises ValueError naming it; no ids is a no-op."""
+        if np.size(ids) == 0:
+            return
         if self._in_step:
             pending = {int(i) for op, staged in self._pending if op == "add" for i in staged.ids}
             check = [i for i in np.atleast_1d(ids).tolist() if int(i) not in pending]
@@ -269,6 +305,11 @@ class Simulation:
             if component.name == "targets":
                 return component
         raise ValueError(f"{what}: no agent seeks (rules.seek.weight is 0); set rules.seek.weight > 0")
+
+    def check_neighbor_budget(self) -> None:
+        """BudgetError when the neighbour list of the current state would hold more pairs than
+        ``max_pairs`` (counted without building it)."""
+        self.engine.check_budget(self.state)
 
     def neighbors(self) -> NeighborList:
         """Neighbour list of the current state (what the next step will use), computed afresh

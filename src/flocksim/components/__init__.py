@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from flocksim.components.noise import PreDrawnNoise
 from flocksim.components.pointer import PointerSteering, pointer_turn
-from flocksim.components.predator import Predators, turn_toward
+from flocksim.components.predator import Predators
 from flocksim.components.turning import SpontaneousTurning, lateral_direction
 
 if TYPE_CHECKING:
@@ -49,5 +49,4 @@ __all__ = [
     "default_components",
     "lateral_direction",
     "pointer_turn",
-    "turn_toward",
 ]

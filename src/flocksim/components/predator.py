@@ -32,45 +32,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flocksim.initial import initial_positions
-from flocksim.kernels.rotation import rotate
-from flocksim.space import displacement_array, wrap_array
+from flocksim.kernels.pursuit import distance_to, nearest_alive, pursue
 
 if TYPE_CHECKING:
     from flocksim.simulation import Simulation
 
 NO_TARGET = -1
-
-
-def turn_toward(velocity: np.ndarray, desired: np.ndarray, max_angle: float) -> np.ndarray:
-    """``velocity`` turned toward ``desired`` by at most ``max_angle`` [rad], same length.
-
-    2D or 3D vectors; a zero ``desired`` (or zero velocity) leaves it unchanged.
-    Turning happens in the plane of the two vectors; exactly opposite vectors
-    turn about +z (2D) or about an axis perpendicular to the velocity (3D).
-    """
-    v = np.zeros(3)
-    d = np.zeros(3)
-    v[: len(velocity)] = velocity
-    d[: len(desired)] = desired
-    speed = float(np.linalg.norm(v))
-    dn = float(np.linalg.norm(d))
-    if speed == 0.0 or dn == 0.0:
-        return np.array(velocity, dtype=float)
-    h = v / speed
-    u = d / dn
-    axis = np.cross(h, u)
-    sin = float(np.linalg.norm(axis))
-    cos = float(np.dot(h, u))
-    angle = math.atan2(sin, cos)
-    if sin == 0.0:
-        if cos > 0.0:
-            return np.array(velocity, dtype=float)
-        helper = np.array([0.0, 0.0, 1.0]) if len(velocity) == 2 or abs(h[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
-        axis = np.cross(helper, h) if len(velocity) == 3 else helper
-        sin = float(np.linalg.norm(axis))
-    axis = axis / sin * min(angle, max_angle)
-    out = rotate(v[0], v[1], v[2], axis[0], axis[1], axis[2])
-    return np.array(out[: len(velocity)], dtype=float)
 
 
 class Predators:
@@ -87,8 +54,8 @@ class Predators:
         self.speed = p.speed * sim.params.agents.max_speed
         self.position = initial_positions(sim.params.world, count, 1.0, sim.rng)
         heading = sim.rng.standard_normal((count, self.dim))
-        heading /= np.maximum(np.linalg.norm(heading, axis=1, keepdims=True), 1e-300)
-        self.velocity = heading * self.speed
+        length = np.sqrt(sum(heading[:, j] * heading[:, j] for j in range(self.dim)))  # no BLAS: same on every CPU
+        self.velocity = heading / np.maximum(length, 1e-300)[:, None] * self.speed
         self.target = np.full(count, NO_TARGET, dtype=np.int64)
         self.chase_steps = np.zeros(count, dtype=np.int64)
         self.caught = 0
@@ -99,15 +66,15 @@ class Predators:
 
     def before_step(self, sim: Simulation) -> None:
         state = sim.state
-        max_angle = math.radians(self.params.max_turn_deg) * sim.dt
+        max_angle = min(math.radians(self.params.max_turn_deg) * sim.dt, math.pi)
+        rows = np.empty(len(self.position), dtype=np.int64)
         for k in range(len(self.position)):
             row = self._target_row(state, k)
             if row < 0 or self.chase_steps[k] >= self.retarget_steps:
                 row = self._retarget(state, k)
-            if row >= 0:
-                aim = self._aim(state, k, row)
-                self.velocity[k] = turn_toward(self.velocity[k], aim, max_angle)
-        self.position = wrap_array(self.position + self.velocity * sim.dt, self.space)
+            rows[k] = row
+        pursue(self.position, self.velocity, rows, state.position, state.velocity, self.dim, self.space,
+               self.speed, self.params.lead_max, math.cos(max_angle), math.sin(max_angle), sim.dt)  # fmt: skip
         self.chase_steps += 1
         self._publish(sim)
 
@@ -117,10 +84,8 @@ class Predators:
             row = self._target_row(state, k)
             if row < 0:
                 continue
-            gap = displacement_array(self.position[k], state.position[row], self.space)
-            if float(np.sqrt(np.sum(gap * gap))) <= self.params.catch_radius and self.remaining(sim) > (
-                self.params.min_remaining
-            ):
+            near = distance_to(self.position, k, state.position, row, self.dim, self.space) <= self.params.catch_radius
+            if near and self.remaining(sim) > self.params.min_remaining:
                 state.alive[row] = False
                 self.caught += 1
                 self._retarget(state, k)
@@ -173,17 +138,8 @@ class Predators:
     def _retarget(self, state, k: int) -> int:
         """Predator k takes the nearest living bird (lowest row on a tie); its clock restarts."""
         self.chase_steps[k] = 0
-        alive = np.flatnonzero(state.alive)
-        if len(alive) == 0:
-            self.target[k] = NO_TARGET
-            return -1
-        gap = displacement_array(self.position[k], state.position[alive], self.space)
-        row = int(alive[np.argmin(np.einsum("ij,ij->i", gap, gap))])
-        self.target[k] = state.ids[row]
-        return row
-
-    def _aim(self, state, k: int, row: int) -> np.ndarray:
-        """Direction from predator k to its target's predicted position."""
-        gap = displacement_array(self.position[k], state.position[row], self.space)
-        lead = min(float(np.linalg.norm(gap)) / self.speed, self.params.lead_max)
-        return gap + state.velocity[row] * lead
+        p = np.zeros(3)
+        p[: self.dim] = self.position[k]
+        row = nearest_alive(p[0], p[1], p[2], state.position, state.alive, self.dim, self.space)
+        self.target[k] = NO_TARGET if row < 0 else state.ids[row]
+        return int(row)

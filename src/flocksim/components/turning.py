@@ -14,8 +14,9 @@ When a wave starts at time t0, from the living birds:
   ``initiators - 1`` nearest birds (lowest row on a tie);
 - the turn axis n = H x (-u) normalised: rotating H about n turns it inward,
   toward -u (2D: n = +-z);
-- start times: initiators t0; every other living bird t0 + |p - p_edge| /
-  (signal_speed x max_speed).
+- start times: initiators t0; with ``propagation = "imposed"`` every other
+  living bird t0 + |p - p_edge| / (signal_speed x max_speed); with
+  ``"emergent"`` no other bird is turned (it follows through its rules, or not).
 
 Bird i then turns about n at turn_rate_deg from its start time until it has
 turned angle_deg: in the step [t, t + dt) it turns rate x |[t, t + dt) ^
@@ -145,11 +146,12 @@ class SpontaneousTurning:
             self.axis[:2] = 0.0
             self.axis[2] = math.copysign(1.0, self.axis[2])
         self.origin = p3[edge].copy()
-        delay = d / self.signal_speed
+        imposed = self.params.propagation == "imposed"
+        delay = d / self.signal_speed if imposed else np.full(len(alive), np.inf)  # emergent: only initiators
         delay[initiators] = 0.0
         self.start[alive] = t + delay
         self.initiators = alive[initiators]
-        self.wave_end = t + float(delay.max()) + self.duration
+        self.wave_end = t + float(delay[np.isfinite(delay)].max()) + self.duration
         self.waves += 1
 
 

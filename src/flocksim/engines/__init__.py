@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from flocksim.engines.cpu import CpuEngine
@@ -17,15 +18,28 @@ class Engine(Protocol):
 
     def step(self, state: FlockState, dt: float) -> None: ...
 
+    def check_budget(self, state: FlockState) -> None: ...
 
-ENGINES: dict[str, type] = {"cpu": CpuEngine}
+
+def cuda_engine(model: Model, threads: int | None = None, max_pairs: int | None = None) -> Engine:
+    """The CUDA engine (numba-cuda, imported only when asked for); one clear error when it cannot run."""
+    from flocksim.engines.cuda_runtime import require_cuda
+
+    require_cuda()
+    from flocksim.engines.cuda import CudaEngine
+
+    return CudaEngine(model, threads=threads, max_pairs=max_pairs)
 
 
-def make_engine(name: str, model: Model, threads: int | None = None) -> Engine:
-    """The engine called ``name``; unknown names are rejected with the allowed ones."""
+ENGINES: dict[str, Callable[..., Engine]] = {"cpu": CpuEngine, "cuda": cuda_engine}
+
+
+def make_engine(name: str, model: Model, threads: int | None = None, max_pairs: int | None = None) -> Engine:
+    """The engine called ``name``; unknown names are rejected with the allowed ones. ``max_pairs``:
+    most neighbour pairs one search may hold (None: :data:`flocksim.budgets.DEFAULT_MAX_PAIRS`)."""
     if name not in ENGINES:
         raise ValueError(f"engine: unknown engine {name!r}; allowed: {', '.join(ENGINES)}")
-    return ENGINES[name](model, threads=threads)
+    return ENGINES[name](model, threads=threads, max_pairs=max_pairs)
 
 
 __all__ = ["ENGINES", "Engine", "make_engine"]

@@ -19,12 +19,14 @@ from typing import Protocol
 import numba
 import numpy as np
 
+from flocksim import budgets
+from flocksim.budgets import PairBudget
 from flocksim.engines.cpu_abm import AbmStepper
 from flocksim.engines.cpu_couzin import step_couzin
 from flocksim.engines.cpu_reynolds import integrate_all, reynolds_accelerations, step_reynolds
 from flocksim.engines.cpu_vicsek import step_vicsek
 from flocksim.models.base import Model
-from flocksim.neighbors import NeighborList, find_neighbors
+from flocksim.neighbors import NeighborList, count_metric_pairs, find_neighbors, metric_pairs_lower_bound
 from flocksim.state import FlockState
 
 
@@ -35,40 +37,45 @@ class CpuStepper(Protocol):
 
 
 class NeighborListStepper:
-    """A stepper that builds the model's neighbour list, then runs ``step(model, state, nbrs, dt, buffer)``."""
+    """A stepper that builds the model's neighbour list (within ``budget``), then runs
+    ``step(model, state, nbrs, dt, buffer)``."""
 
-    def __init__(self, step: Callable[[Model, FlockState, NeighborList, float, np.ndarray], None]):
+    def __init__(self, step: Callable[[Model, FlockState, NeighborList, float, np.ndarray], None], budget: PairBudget):
         self.step = step
+        self.budget = budget
 
     def __call__(self, model: Model, state: FlockState, dt: float, buffer: np.ndarray) -> None:
         q = model.neighbor_query()
-        nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method)
+        nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method, self.budget)
         self.step(model, state, nbrs, dt, buffer)
 
 
-CPU_STEPPERS: dict[str, Callable[[], CpuStepper]] = {
-    "reynolds": lambda: NeighborListStepper(step_reynolds),
+CPU_STEPPERS: dict[str, Callable[[PairBudget], CpuStepper]] = {
+    "reynolds": lambda budget: NeighborListStepper(step_reynolds, budget),
     "abm-flocking": AbmStepper,
-    "vicsek": lambda: NeighborListStepper(step_vicsek),
-    "couzin": lambda: NeighborListStepper(step_couzin),
+    "vicsek": lambda budget: NeighborListStepper(step_vicsek, budget),
+    "couzin": lambda budget: NeighborListStepper(step_couzin, budget),
 }
-"""Model name -> factory of its CPU stepper."""
+"""Model name -> factory of its CPU stepper, given the neighbour-pair budget of a search."""
 
 
 class CpuEngine:
     """Runs a model's kernels on the CPU. ``threads`` None keeps numba's default
-    (NUMBA_NUM_THREADS or the core count)."""
+    (NUMBA_NUM_THREADS or the core count); ``max_pairs``: most neighbour pairs one search may hold
+    (:class:`flocksim.budgets.BudgetError` beyond; None: :data:`flocksim.budgets.DEFAULT_MAX_PAIRS`)."""
 
     name = "cpu"
 
-    def __init__(self, model: Model, threads: int | None = None):
+    def __init__(self, model: Model, threads: int | None = None, max_pairs: int | None = None):
         if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
             raise ValueError(f"threads: must be between 1 and {numba.config.NUMBA_NUM_THREADS}, got {threads}")
         if model.name not in CPU_STEPPERS:
             raise ValueError(f"engine cpu: cannot run model {model.name!r}; allowed: {', '.join(CPU_STEPPERS)}")
         self.model = model
         self.threads = threads
-        self._stepper = CPU_STEPPERS[model.name]()
+        max_pairs = budgets.DEFAULT_MAX_PAIRS if max_pairs is None else max_pairs
+        self.budget = PairBudget(max_pairs, model.neighbor_query().radius_key)
+        self._stepper = CPU_STEPPERS[model.name](self.budget)
         self._buffer = np.zeros((0, 3))
 
     def _set_threads(self) -> None:
@@ -78,7 +85,23 @@ class CpuEngine:
     def neighbors(self, state: FlockState) -> NeighborList:
         q = self.model.neighbor_query()
         self._set_threads()
-        return find_neighbors(state.position, state.alive, self.model.space, q.mode, q.radius, q.k, q.method)
+        return find_neighbors(
+            state.position, state.alive, self.model.space, q.mode, q.radius, q.k, q.method, self.budget
+        )
+
+    def check_budget(self, state: FlockState) -> None:
+        """BudgetError when the neighbour list of ``state`` would hold more pairs than ``max_pairs``
+        (metric pairs are counted, not stored; a lower bound over the budget refuses at once)."""
+        q = self.model.neighbor_query()
+        if q.mode == "topological":
+            self.budget.check_topological(state.n, q.k)
+            return
+        at_least = metric_pairs_lower_bound(state.position, state.alive, q.radius)
+        if at_least > self.budget.max_pairs:  # hopeless: refused without the O(pairs) count
+            self.budget.check_metric(at_least, state.n_alive, q.radius, exact=False)
+        self._set_threads()
+        pairs = count_metric_pairs(state.position, state.alive, self.model.space, q.radius, q.method)
+        self.budget.check_metric(pairs, state.n_alive, q.radius)
 
     def step(self, state: FlockState, dt: float) -> None:
         """Advance ``state`` in place by one step."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from flocksim.budgets import PairBudget
 from flocksim.kernels.compile import device
 from flocksim.kernels.vector import normalize_or_zero
 from flocksim.models.abm_flocking import (
@@ -62,19 +63,25 @@ def abm_moves(position, velocity, alive, heading, dim, space, speed, dt):
             abm_move(i, position, velocity, heading[i, 0], heading[i, 1], heading[i, 2], dim, space, speed, dt)
 
 
+@device
+def gather_heading(s, velocity, dim, order, scale, hxs, hys, hzs, qxs, qys, qzs):
+    """Unit heading of the bird in slot s, as floats and in fixed point, into slot s."""
+    i = order[s]
+    vz = velocity[i, 2] if dim == 3 else 0.0
+    hx, hy, hz = normalize_or_zero(velocity[i, 0], velocity[i, 1], vz)
+    hxs[s] = hx
+    hys[s] = hy
+    hzs[s] = hz
+    qxs[s] = to_fixed(hx, scale)
+    qys[s] = to_fixed(hy, scale)
+    qzs[s] = to_fixed(hz, scale)
+
+
 @numba.njit(parallel=True, cache=True)
 def gather_headings(velocity, dim, order, scale, hxs, hys, hzs, qxs, qys, qzs):
     """Unit headings of the birds in slot (cell) order, as floats and in fixed point."""
     for s in numba.prange(order.shape[0]):
-        i = order[s]
-        vz = velocity[i, 2] if dim == 3 else 0.0
-        hx, hy, hz = normalize_or_zero(velocity[i, 0], velocity[i, 1], vz)
-        hxs[s] = hx
-        hys[s] = hy
-        hzs[s] = hz
-        qxs[s] = to_fixed(hx, scale)
-        qys[s] = to_fixed(hy, scale)
-        qzs[s] = to_fixed(hz, scale)
+        gather_heading(s, velocity, dim, order, scale, hxs, hys, hzs, qxs, qys, qzs)
 
 
 @device
@@ -219,25 +226,35 @@ def abm_headings_knn(xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim,
     accumulate them in (distance, index) order."""
     rs, rk, rd = rows
     for si in numba.prange(order.shape[0]):
-        tid = numba.get_thread_id()
-        i = order[si]
-        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
-        acc = ABM_EMPTY
-        for u in range(m):
-            s = rs[tid, u]
-            dx, dy, dz = displacement(xs[si], ys[si], zs[si], xs[s], ys[s], zs[s], space)
-            acc = abm_accumulate(acc, dx, dy, dz, rd[tid, u], hxs[s], hys[s], hzs[s], c)
-        hx, hy, hz = abm_finish(hxs[si], hys[si], hzs[si], acc, c)
-        out[i, 0] = hx
-        out[i, 1] = hy
-        out[i, 2] = hz
-        counts[i] = acc[0]
+        knn_heading(si, xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k,
+                    numba.get_thread_id(), rs, rk, rd, out, counts)  # fmt: skip
+
+
+@device
+def knn_heading(si, xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k, tid, rs, rk, rd, out,
+                counts):  # fmt: skip
+    """The bird in slot si (agent i = order[si]): its k nearest by the ring search (row ``tid`` of
+    rs, rk, rd), accumulated in (distance, index) order; new heading into out[i], count into counts[i]."""
+    i = order[si]
+    m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
+    acc = ABM_EMPTY
+    for u in range(m):
+        s = rs[tid, u]
+        dx, dy, dz = displacement(xs[si], ys[si], zs[si], xs[s], ys[s], zs[s], space)
+        acc = abm_accumulate(acc, dx, dy, dz, rd[tid, u], hxs[s], hys[s], hzs[s], c)
+    hx, hy, hz = abm_finish(hxs[si], hys[si], hzs[si], acc, c)
+    out[i, 0] = hx
+    out[i, 1] = hy
+    out[i, 2] = hz
+    counts[i] = acc[0]
 
 
 class AbmStepper:
-    """Chooses the reference or the fused coherent-grid path and keeps the scratch buffers."""
+    """Chooses the reference or the fused coherent-grid path and keeps the scratch buffers. The fused
+    paths hold no neighbour list; the reference path's list is checked against ``budget``."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: PairBudget | None = None) -> None:
+        self.budget = PairBudget() if budget is None else budget
         self.scratch: tuple[np.ndarray, ...] = ()
         self.rows: tuple[np.ndarray, ...] = ()
         self.counts: np.ndarray = np.zeros(0, dtype=np.int64)
@@ -254,7 +271,7 @@ class AbmStepper:
             grid = build_coherent_grid(state.position, state.alive, model.space, q.radius)
             if any(full_image_axes(grid.geometry)[: state.dim]):
                 # periodic worlds under 3 vision radii wide: the reference pass over the grid's rows
-                nbrs = metric_rows(grid, state.n, state.dim, model.space, q.radius)
+                nbrs = metric_rows(grid, state.n, state.dim, model.space, q.radius, self.budget)
                 self._reference(model, state, nbrs, scales, dt, buf)
                 return
             hxs, hys, hzs, qs = self._headings(state, grid, scales)
@@ -267,7 +284,7 @@ class AbmStepper:
                 heading, self.counts, dt)  # fmt: skip
             return
         if brute or state.n_alive == 0:
-            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, "brute")
+            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, "brute", self.budget)
             self._reference(model, state, nbrs, scales, dt, buf)
             return
         grid = build_knn_grid(state.position, state.alive, model.space, q.k)

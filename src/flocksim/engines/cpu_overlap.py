@@ -128,14 +128,20 @@ def corrections_brute(position, alive, radius, mass, dim, space, planar, shapes,
         _finish(i, px, py, pz, radius[i], planar, shapes, grid, cells, cx, cy, cz, hits, out)
 
 
+@device
+def apply_correction(position, i, dim, space, out):
+    """p_i += out[i] (wrapped in periodic space)."""
+    px, py, pz = load(position, i, dim)
+    px, py, pz = wrap(px + out[i, 0], py + out[i, 1], pz + out[i, 2], space)
+    store(position, i, dim, px, py, pz)
+
+
 @numba.njit(parallel=True, cache=True)
 def apply_corrections(position, alive, dim, space, out):
     """p += correction for every alive agent (wrapped in periodic space)."""
     for i in numba.prange(position.shape[0]):
         if alive[i]:
-            px, py, pz = load(position, i, dim)
-            px, py, pz = wrap(px + out[i, 0], py + out[i, 1], pz + out[i, 2], space)
-            store(position, i, dim, px, py, pz)
+            apply_correction(position, i, dim, space, out)
 
 
 def overlap_corrections(

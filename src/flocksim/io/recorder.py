@@ -10,6 +10,7 @@ frames it then writes are bitwise those of an uninterrupted run.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import fields
@@ -418,6 +419,19 @@ class Recorder:
         self.checkpoints_written += 1
 
 
+def _check_before_writing(reader: TrajectoryStore, frames: int) -> None:
+    """What resume continues must be sound: every folder of the store writable, and every chunk
+    of the ``frames`` frames it keeps read and checked (so a resumed run that finishes is a
+    sound store). Raises :class:`TrajectoryError` before anything is written."""
+    for folder, _dirs, _files in os.walk(reader.path):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise TrajectoryError(
+                f"{reader.path}: cannot be written ({folder} is read-only, or on a read-only file system); "
+                "allowed: a store in a writable place (copy it there to continue it)"
+            )
+    reader.read_all(frames)
+
+
 def resume(
     path: str | Path,
     threads: int | None = None,
@@ -431,19 +445,25 @@ def resume(
     temporary files a killed writer left; stepping on then writes frames bitwise equal to
     those of an uninterrupted run with the same parameters and seed. A store killed before
     its first checkpoint starts over from step 0 (its parameters and seed are in its
-    attributes). ``checkpoint_every`` None keeps the store's setting."""
+    attributes). ``checkpoint_every`` None keeps the store's setting.
+
+    Nothing is written before the store is verified: its layout, that every committed chunk
+    exists, the checkpoint's checksum and counts, and every chunk of the frames it keeps (read
+    and checksummed); damage raises :class:`TrajectoryError` (one line naming the array and
+    steps)."""
     from flocksim.config import validate
     from flocksim.simulation import Simulation
 
-    reader = TrajectoryStore.open(path)
+    reader = TrajectoryStore.open(path)  # checks the layout and that every committed chunk exists
     attrs = reader.attrs
-    checkpoint = reader.read_checkpoint() if reader.checkpoints() else None
+    checkpoint = reader.read_checkpoint() if reader.checkpoints() else None  # checksum and counts verified
     source = checkpoint if checkpoint is not None else attrs
     try:
         params = validate(source["params"])
         sim = Simulation(params, seed=int(source["seed"]), engine=str(source["engine"]), threads=threads)
     except (KeyError, TypeError) as exc:
         raise TrajectoryError(f"{path}: attribute {exc} is missing or wrong; the store is damaged") from None
+    _check_before_writing(reader, checkpoint["store"]["frames"] if checkpoint is not None else 0)
     store = TrajectoryStore.open(path, writable=True)
     store.remove_partial_files()
     store.prune_checkpoints(keep=10**9)  # drops checkpoint groups a crash left incomplete

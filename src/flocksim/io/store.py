@@ -20,6 +20,13 @@ frames are written past the arrays' committed length, and the root ``zarr.json``
 consolidated metadata of the whole hierarchy. Rewriting that one file (:meth:`commit`) is
 the commit point: a reader (xarray included) that uses the consolidated metadata sees every
 array at the length of the last commit, whatever moment the writer was killed at.
+
+Damage: format 2 writes every chunk (fill values included) with a CRC-32C checksum, and every
+checkpoint with a checksum of its arrays and counts (see :mod:`flocksim.io.verify`). Opening a
+store checks that every chunk the committed arrays need exists; reading checks that what it
+reads decodes; reading a checkpoint checks its checksum and that its frame count agrees with
+the ``step`` array. Damage raises :class:`TrajectoryError`: one line naming the array and the
+steps (or the checkpoint) affected.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+import math
 import os
 import shutil
 import warnings
@@ -38,7 +46,8 @@ from typing import Any
 import numpy as np
 
 FORMAT = "flocksim-trajectory"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: every chunk written, CRC-32C per chunk, checkpoint checksums; 1: none of these (read only)."""
 CORE_FRAME_VARIABLES = ("position", "velocity", "alive")
 COORDINATES = ("time", "step", "agent", "space")
 CHECKPOINT_GROUP = "checkpoints"
@@ -75,10 +84,24 @@ def quiet_zarr() -> Iterator[None]:
         yield
 
 
-def _compressors():
-    from zarr.codecs import BloscCodec
+def _compressors(text: bool = False):
+    """Blosc (zstd, level 1, byte shuffle; none for text) followed by a CRC-32C of each chunk."""
+    from zarr.codecs import BloscCodec, Crc32cCodec
 
-    return [BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")]
+    return ([] if text else [BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")]) + [Crc32cCodec()]
+
+
+WRITE_EVERY_CHUNK = {"write_empty_chunks": True}
+"""Zarr array config: a chunk holding only fill values is written too, so a missing one is damage."""
+
+
+@contextlib.contextmanager
+def writing_every_chunk() -> Iterator[None]:
+    """Arrays opened inside write every chunk (zarr resolves an array's config when it opens it)."""
+    import zarr
+
+    with zarr.config.set({"array.write_empty_chunks": True}):
+        yield
 
 
 def utc_now() -> str:
@@ -95,12 +118,23 @@ def disk_usage(path: str | Path) -> int:
     return total
 
 
+def _decode_problem(exc: BaseException) -> str:
+    """What a failed chunk read means, in words."""
+    if "checksum" in str(exc).lower():
+        return "a chunk fails its CRC-32C checksum (corrupted or truncated)"
+    return f"data cannot be read ({_first_line(exc)})"
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 NOT_OURS = "allowed: a trajectory store written by `flocksim run --out` or flocksim.io.Recorder"
+OLDER = (
+    "it was written by an older flocksim (trajectory format 1), which left out chunks holding only fill values, "
+    "so a missing chunk cannot be told from an empty one"
+)
 
 
 class TrajectoryStore:
@@ -128,10 +162,13 @@ class TrajectoryStore:
         chunk_frames: int,
         agent_chunk: int,
     ) -> TrajectoryStore:
-        """A new, empty store (no frame yet) at ``path``, which must not exist."""
+        """A new, empty store (no frame yet) at ``path``, which must not exist (a dangling
+        symbolic link is followed: the store is made where it points)."""
         import zarr
 
         path = Path(path)
+        if path.is_symlink() and not path.exists():
+            path = Path(os.path.realpath(path))
         if path.exists():
             raise TrajectoryError(f"{path}: already exists; allowed: a new path (or --resume to continue a run)")
         if not path.parent.is_dir():
@@ -169,11 +206,13 @@ class TrajectoryStore:
 
     @classmethod
     def open(cls, path: str | Path, writable: bool = False) -> TrajectoryStore:
-        """Open an existing store, checking that it is a flocksim trajectory.
+        """Open an existing store, checking that it is a flocksim trajectory whose committed
+        arrays are all there, every chunk of them included (see :mod:`flocksim.io.verify`).
 
         Readers see the last commit (consolidated metadata). A writable store reads each
         array's own metadata, which may run ahead of the last commit after a crash: call
-        :meth:`truncate` to a checkpoint before writing."""
+        :meth:`truncate` to a checkpoint before writing (:func:`flocksim.io.resume` verifies
+        the store, then does)."""
         import zarr
 
         path = Path(path)
@@ -183,7 +222,7 @@ class TrajectoryStore:
             raise TrajectoryError(f"{path}: not a Zarr v3 store (no zarr.json); {NOT_OURS}")
         try:
             with quiet_zarr():
-                group = zarr.open_group(str(path), mode="r+" if writable else "r", use_consolidated=True)
+                group = zarr.open_group(str(path), mode="r", use_consolidated=True)
         except Exception as exc:  # zarr raises many kinds for a damaged store
             raise TrajectoryError(f"{path}: damaged or foreign store ({_first_line(exc)}); {NOT_OURS}") from None
         attrs = dict(group.attrs)
@@ -196,11 +235,21 @@ class TrajectoryStore:
             )
         store = cls(path, group, writable=False)
         store._check_layout()
+        store.check_chunks()
         if not writable:
             return store
-        with quiet_zarr():
+        with quiet_zarr(), writing_every_chunk():
             group = zarr.open_group(str(path), mode="r+", use_consolidated=False)
         return cls(path, group, writable=True)
+
+    @property
+    def format_version(self) -> int:
+        return int(self.group.attrs.get("flocksim_format_version", 1))
+
+    def damaged(self, what: str) -> TrajectoryError:
+        """The one-line error for damage found in this store (``what`` names array and steps)."""
+        older = f"; {OLDER}" if self.format_version < 2 and "is missing" in what else ""
+        return TrajectoryError(f"{self.path}: damaged store: {what}{older}")
 
     def _check_layout(self) -> None:
         expected = {
@@ -227,10 +276,58 @@ class TrajectoryStore:
                         "the store is damaged"
                     )
 
+    def check_chunks(self, frames: int | None = None) -> int:
+        """Check that every root array's folder, metadata and chunks exist (within the first
+        ``frames`` frames; default all committed ones), listing folders only. Returns the
+        number of chunks checked; raises :class:`TrajectoryError` naming the first gap."""
+        from flocksim.io.verify import chunk_grid, chunk_keys, missing_chunk
+
+        checked = 0
+        for name in self.array_names():
+            arr = self.array(name)
+            folder = self.path / name
+            if not (folder / "zarr.json").is_file():
+                raise self.damaged(f"array {name} is missing (its folder {folder.name}/ or its zarr.json is gone)")
+            shape = list(arr.shape)
+            timed = (arr.metadata.dimension_names or ("",))[0] == "time"
+            if timed and frames is not None:
+                shape[0] = min(shape[0], frames)
+            grid = chunk_grid(shape, arr.chunks)
+            encode = arr.metadata.chunk_key_encoding.encode_chunk_key
+            key = missing_chunk(folder, chunk_keys(grid, encode))
+            if key is not None:
+                raise self.damaged(f"{name}, {self._chunk_span(arr, key)}: chunk {key} is missing")
+            checked += math.prod(grid)
+        return checked
+
+    def _chunk_span(self, arr: Any, key: str) -> str:
+        """Steps (and frames) a chunk of ``arr`` covers, for messages; "the whole array" if it has no time axis."""
+        if (arr.metadata.dimension_names or ("",))[0] != "time":
+            return "the whole array (no time axis)"
+        index = int(key.split("/")[1]) if "/" in key else 0
+        start = index * arr.chunks[0]
+        return self.span(start, min(start + arr.chunks[0], arr.shape[0]))
+
+    def span(self, start: int, stop: int) -> str:
+        """ "steps A to B (frames a to b)" for frames ``start:stop``, from the step array if it can be
+        read, else the frames alone."""
+        frames = f"frames {start} to {stop - 1}"
+        if stop <= start:
+            return frames
+        try:
+            with quiet_zarr():
+                step = self.array("step")
+                first, last = int(step[start]), int(step[stop - 1])
+        except Exception:
+            return frames
+        if first < 0 or last < first:
+            return frames
+        return f"steps {first} to {last} ({frames})"
+
     def array(self, name: str) -> Any:
         if name not in self._arrays:
             try:
-                with quiet_zarr():
+                with quiet_zarr(), writing_every_chunk() if self.writable else contextlib.nullcontext():
                     self._arrays[name] = self.group[name]
             except Exception as exc:
                 raise TrajectoryError(f"{self.path}: array {name} is missing or damaged ({_first_line(exc)})") from None
@@ -295,7 +392,8 @@ class TrajectoryStore:
             fill_value=fill,
             dimension_names=dims,
             attributes=attrs,
-            compressors=_compressors() if dtype is not str else "auto",
+            compressors=_compressors(text=dtype is str),
+            config=WRITE_EVERY_CHUNK,
         )
         self._arrays[name] = arr
         if self._names is not None:
@@ -303,9 +401,9 @@ class TrajectoryStore:
         return arr
 
     def add_metric(self, name: str, commit: bool = True) -> None:
-        """A new metric array, NaN for the frames already written."""
+        """A new metric array, NaN for the frames already written (written out: every chunk exists)."""
         with quiet_zarr():
-            self._make(
+            arr = self._make(
                 name,
                 (self.n_frames,),
                 (self.chunk_frames,),
@@ -314,6 +412,8 @@ class TrajectoryStore:
                 ["time"],
                 {"flocksim_role": "metric", "coordinates": "step"},
             )
+            if arr.shape[0]:
+                arr[:] = np.nan
         if commit:
             self.commit()
 
@@ -337,9 +437,11 @@ class TrajectoryStore:
         self.commit()
 
     def grow_agents(self, ids: np.ndarray, kind: np.ndarray) -> None:
-        """New agent columns (earlier frames read as fill: NaN positions, alive False)."""
+        """New agent columns (earlier frames read as fill: NaN positions, alive False; the chunks
+        that growth adds for earlier frames are written out with those fill values)."""
         n0 = self.n_agents
         n1 = n0 + len(ids)
+        frames = self.n_frames
         with quiet_zarr():
             for name in self.agent_variables():
                 arr = self.array(name)
@@ -347,6 +449,10 @@ class TrajectoryStore:
                 shape = list(arr.shape)
                 shape[axis] = n1
                 arr.resize(tuple(shape))
+                chunk = arr.chunks[axis]
+                first_new = math.ceil(n0 / chunk) * chunk  # the first column of a chunk that does not exist yet
+                if axis == 1 and frames and first_new < n1:
+                    arr[:frames, first_new:n1] = arr.metadata.fill_value
             self.array("agent")[n0:n1] = ids
             self.array("kind")[n0:n1] = kind
         self.commit()
@@ -389,18 +495,32 @@ class TrajectoryStore:
     # --- reading ----------------------------------------------------------------------------------------
 
     def read(self, name: str, start: int = 0, stop: int | None = None) -> np.ndarray:
-        """Frames ``start:stop`` of a time array (or the whole of any other array)."""
+        """Frames ``start:stop`` of a time array (or the whole of any other array). Every chunk
+        read is decoded and its checksum checked; damage raises :class:`TrajectoryError`."""
         arr = self.array(name)
+        timed = (arr.metadata.dimension_names or ("",))[0] == "time"
         try:
             with quiet_zarr():
-                if (arr.metadata.dimension_names or ("",))[0] == "time":
-                    return np.asarray(arr[start:stop])
-                return np.asarray(arr[...])
+                return np.asarray(arr[start:stop] if timed else arr[...])
         except Exception as exc:
-            raise TrajectoryError(
-                f"{self.path}: data of {name} (frames {start}:{stop}) cannot be read, the store is damaged "
-                f"({_first_line(exc)})"
-            ) from None
+            problem = _decode_problem(exc)
+            if not timed:
+                raise self.damaged(f"{name}, the whole array (no time axis): {problem}") from None
+            first, last, _ = slice(start, stop).indices(arr.shape[0])
+            raise self.damaged(f"{name}, {self._bad_time_chunk(arr, first, last)}: {problem}") from None
+
+    def _bad_time_chunk(self, arr: Any, first: int, last: int) -> str:
+        """The span of the first time chunk between frames ``first`` and ``last`` that fails to
+        decode (all of them if none fails alone)."""
+        size = arr.chunks[0]
+        for start in range(first // size * size, last, size):
+            stop = min(start + size, arr.shape[0])
+            try:
+                with quiet_zarr():
+                    arr[start:stop]
+            except Exception:
+                return self.span(start, stop)
+        return self.span(first, last)
 
     # --- checkpoints ------------------------------------------------------------------------------------
 
@@ -422,13 +542,15 @@ class TrajectoryStore:
         return sorted(found, key=lambda c: c["steps"])
 
     def write_checkpoint(self, checkpoint: dict[str, Any], frames: int, agents: int, keep: int = 2) -> str:
-        """Store ``checkpoint`` (see :meth:`flocksim.Simulation.checkpoint`), commit, then drop
-        all but the ``keep`` newest. Returns its name."""
+        """Store ``checkpoint`` (see :meth:`flocksim.Simulation.checkpoint`) with its checksum,
+        commit, then drop all but the ``keep`` newest. Returns its name."""
         from flocksim.io.codec import encode
+        from flocksim.io.verify import checkpoint_checksum
 
         tree, arrays = encode(checkpoint)
         steps = int(checkpoint["steps"])
         name = f"step_{steps:012d}"
+        tree_text = json.dumps(tree)
         shutil.rmtree(self.path / CHECKPOINT_GROUP / name, ignore_errors=True)
         with quiet_zarr():
             group = self.group[CHECKPOINT_GROUP].create_group(name)
@@ -440,6 +562,7 @@ class TrajectoryStore:
                     dtype=value.dtype,
                     compressors=_compressors(),
                     fill_value=0,
+                    config=WRITE_EVERY_CHUNK,
                 )
                 arr[...] = value
             group.attrs.update(
@@ -448,8 +571,9 @@ class TrajectoryStore:
                     "frames": int(frames),
                     "agents": int(agents),
                     "created": utc_now(),
-                    "tree": json.dumps(tree),
+                    "tree": tree_text,
                     "arrays": len(arrays),
+                    "checksum": checkpoint_checksum(tree_text, steps, frames, agents, arrays),
                     "complete": True,
                 }
             )
@@ -471,9 +595,8 @@ class TrajectoryStore:
 
     def read_checkpoint(self, name: str | None = None) -> dict[str, Any]:
         """A checkpoint (the newest by default) as :meth:`flocksim.Simulation.checkpoint` made it,
-        with its ``frames`` and ``agents`` counts added under ``"store"``."""
-        import zarr
-
+        with its ``frames`` and ``agents`` counts added under ``"store"``; verified first (every
+        chunk there, the checksum, the counts against the store: see :meth:`verify_checkpoint`)."""
         from flocksim.io.codec import decode
 
         committed = self.checkpoints()
@@ -484,14 +607,117 @@ class TrajectoryStore:
             raise TrajectoryError(
                 f"{self.path}: no checkpoint {name!r}; allowed: {', '.join(c['name'] for c in committed)}"
             )
+        tree, arrays = self.verify_checkpoint(info)
         try:
-            with quiet_zarr():
-                group = zarr.open_group(str(self.path / CHECKPOINT_GROUP / info["name"]), mode="r")
-                arrays = [np.asarray(group[f"a{i}"][...]) for i in range(int(info["arrays"]))]
-            data = decode(json.loads(info["tree"]), arrays)
+            data = decode(tree, arrays)
         except Exception as exc:
-            raise TrajectoryError(
-                f"{self.path}: checkpoint {info['name']} cannot be read, the store is damaged ({_first_line(exc)})"
-            ) from None
+            raise self.damaged(f"{self._checkpoint_name(info)}: cannot be decoded ({_first_line(exc)})") from None
         data["store"] = {"name": info["name"], "frames": int(info["frames"]), "agents": int(info["agents"])}
         return data
+
+    @staticmethod
+    def _checkpoint_name(info: dict[str, Any]) -> str:
+        return f"checkpoint {info['name']} (step {info['steps']})"
+
+    def verify_checkpoint(self, info: dict[str, Any]) -> tuple[Any, list[np.ndarray]]:
+        """(JSON tree, arrays) of checkpoint ``info`` (from :meth:`checkpoints`), after checking
+        that every chunk of its arrays exists and decodes, that its checksum matches its arrays
+        and counts, and that its frame and agent counts agree with the committed arrays: the
+        frames it counts are exactly those at or before its step. Damage raises one line."""
+        import zarr
+
+        from flocksim.io.verify import array_paths, checkpoint_checksum, chunk_grid, chunk_keys, missing_chunk
+
+        label = self._checkpoint_name(info)
+        if self.format_version < 2 or "checksum" not in info:
+            raise TrajectoryError(
+                f"{self.path}: {label} carries no checksum, so it cannot be verified: the store was written by an "
+                "older flocksim (trajectory format 1); allowed: a store written by this version (its frames can "
+                "still be read)"
+            )
+        folder = self.path / CHECKPOINT_GROUP / info["name"]
+        try:
+            tree_text = str(info["tree"])
+            tree = json.loads(tree_text)
+            count, steps, frames, agents = (int(info[k]) for k in ("arrays", "steps", "frames", "agents"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise self.damaged(f"{label}: attribute {exc} is missing or wrong") from None
+        where = array_paths(tree)
+        arrays = []
+        for i in range(count):
+            what = f"{label}, array a{i} ({where.get(i, '?')})"
+            try:
+                with quiet_zarr():
+                    arr = zarr.open_array(str(folder / f"a{i}"), mode="r")
+            except Exception as exc:
+                raise self.damaged(f"{what}: missing or unreadable ({_first_line(exc)})") from None
+            grid = chunk_grid(arr.shape, arr.chunks)
+            key = missing_chunk(folder / f"a{i}", chunk_keys(grid, arr.metadata.chunk_key_encoding.encode_chunk_key))
+            if key is not None:
+                raise self.damaged(f"{what}: chunk {key} is missing")
+            try:
+                with quiet_zarr():
+                    arrays.append(np.asarray(arr[...]))
+            except Exception as exc:
+                raise self.damaged(f"{what}: {_decode_problem(exc)}") from None
+        if checkpoint_checksum(tree_text, steps, frames, agents, arrays) != info["checksum"]:
+            raise self.damaged(f"{label}: its checksum does not match its arrays and counts (edited or corrupted)")
+        self._check_counts(label, steps, frames, agents)
+        return tree, arrays
+
+    def _check_counts(self, label: str, steps: int, frames: int, agents: int) -> None:
+        """A checkpoint at ``steps`` counts ``frames`` frames: frame frames-1 is at or before its
+        step and the next ones after it (but one, at its very step: a run's last frame, taken
+        when the checkpoint of that step was already written); its agents are columns of the store."""
+        committed = self.n_frames
+        if not 0 <= frames <= committed:
+            raise self.damaged(f"{label}: it counts {frames} frames but the store has {committed}")
+        if not 0 <= agents <= self.n_agents:
+            raise self.damaged(f"{label}: it counts {agents} agents but the store has {self.n_agents} columns")
+        first = max(frames - 1, 0)
+        around = self.read("step", first, min(frames + 2, committed))
+        for index, step in enumerate(around.tolist(), start=first):
+            later = index - frames  # 0: the first frame after the checkpoint's frames
+            if (later < 0 and step > steps) or (later == 0 and step < steps) or (later > 0 and step <= steps):
+                raise self.damaged(
+                    f"{label}: it counts {frames} frames, which disagrees with the step array "
+                    f"(frame {index} is at step {step})"
+                )
+
+    # --- whole-store check ----------------------------------------------------------------------------
+
+    def read_all(self, frames: int) -> None:
+        """Read (and so decode and checksum) every chunk of the first ``frames`` frames of every
+        array, one time chunk at a time, and the whole of the arrays without a time axis."""
+        for name in self.array_names():
+            arr = self.array(name)
+            if (arr.metadata.dimension_names or ("",))[0] == "time":
+                for start in range(0, min(frames, arr.shape[0]), arr.chunks[0]):
+                    self.read(name, start, min(start + arr.chunks[0], frames))
+            else:
+                self.read(name)
+
+    def verify(self) -> dict[str, int]:
+        """Check everything (``flocksim info --check``): every chunk of every array exists and
+        decodes with its checksum, the steps increase, time = step x dt, and every complete
+        checkpoint passes :meth:`verify_checkpoint`. Returns counts of what was checked;
+        raises :class:`TrajectoryError` (one line) at the first damage."""
+        chunks = self.check_chunks()
+        frames = self.n_frames
+        self.read_all(frames)
+        steps = self.read("step")
+        if frames and (steps[0] < 0 or (np.diff(steps) <= 0).any()):
+            bad = int(np.argmax(np.diff(steps) <= 0)) + 1 if steps[0] >= 0 else 0
+            raise self.damaged(f"step, {self.span(max(bad - 1, 0), bad + 1)}: steps do not increase")
+        dt = self.attrs.get("dt")
+        if frames and isinstance(dt, float):
+            times = self.read("time")
+            off = ~np.isclose(times, steps * dt, rtol=1e-9, atol=0.0)
+            if off.any():
+                bad = int(np.argmax(off))
+                raise self.damaged(f"time, {self.span(bad, bad + 1)}: time is not step x dt ({dt:g} s)")
+        checkpoints = self.checkpoints()
+        for info in checkpoints:
+            _tree, arrays = self.verify_checkpoint(info)
+            chunks += len(arrays)
+        return {"arrays": len(self.array_names()), "chunks": chunks, "frames": frames, "checkpoints": len(checkpoints)}

@@ -6,12 +6,15 @@ from flocksim.kernels.compile import device
 
 
 @device
-def alignment_raw(sum_x, sum_y, sum_z, count, vx, vy, vz):
-    """Seed 000's force mean(v_j) - v_i from the neighbour velocity sum; zero with no neighbour."""
+def alignment_raw(sum_x, sum_y, sum_z, count, vx, vy, vz, gain):
+    """The clamped-sum force gain (mean(v_j) - v_i) from the neighbour velocity sum; zero with no neighbour.
+
+    ``gain`` = 1 / response time [1/s].
+    """
     if count == 0:
         return 0.0, 0.0, 0.0
     inv = 1.0 / count
-    return sum_x * inv - vx, sum_y * inv - vy, sum_z * inv - vz
+    return (sum_x * inv - vx) * gain, (sum_y * inv - vy) * gain, (sum_z * inv - vz) * gain
 
 
 @device

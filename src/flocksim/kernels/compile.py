@@ -1,7 +1,8 @@
-"""How kernel functions are compiled for the CPU."""
+"""How kernel functions are compiled: for the CPU (numba), and as Python twins for numba-cuda's simulator."""
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -30,3 +31,35 @@ def block_device(fn: F) -> F:
     """A per-cell function that takes tuples of arrays: compiled as a call, not inlined
     (numba's IR inliner crashes on such functions inside parallel loops)."""
     return numba.njit(cache=True, nogil=True)(fn)  # type: ignore[return-value]
+
+
+def python_twin(fn: Callable) -> Callable:
+    """The plain Python version of a kernel function, with every call to another numba-compiled
+    function rebound to that function's Python twin, recursively.
+
+    numba-cuda's simulator runs kernels as Python and cannot pass its device arrays into
+    functions compiled for the CPU, so a kernel run there must call these twins; on a real GPU
+    numba-cuda compiles the same ``py_func`` sources as device functions. A function that is not
+    numba-compiled is returned as it is, except at the top: a plain function (a kernel's body)
+    gets its calls rebound too.
+    """
+    return _twin(fn, {}, top=True)
+
+
+def _twin(fn: Callable, memo: dict[int, Callable], top: bool = False) -> Callable:
+    if isinstance(fn, numba.core.dispatcher.Dispatcher):
+        py_func = fn.py_func
+    elif top and isinstance(fn, types.FunctionType):
+        py_func = fn
+    else:
+        return fn
+    if id(fn) in memo:
+        return memo[id(fn)]
+    names: dict = {}
+    twin = types.FunctionType(py_func.__code__, names, py_func.__name__, py_func.__defaults__, py_func.__closure__)
+    twin.__doc__ = py_func.__doc__
+    twin.__module__ = py_func.__module__
+    memo[id(fn)] = twin  # before the globals: kernel functions may call each other recursively
+    for name, value in py_func.__globals__.items():
+        names[name] = _twin(value, memo) if name in py_func.__code__.co_names else value
+    return twin

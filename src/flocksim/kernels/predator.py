@@ -51,9 +51,9 @@ def flee_speed_limit(max_speed, flee_speed, c):
 
 
 @device
-def flee_force(dx, dy, dz, vx, vy, vz, speed_limit, max_force):
-    """Steering away from a predator at displacement (dx, dy, dz): limit(speed_limit * away - v, max_force).
+def flee_force(dx, dy, dz, vx, vy, vz, speed_limit, max_force, gain):
+    """Steering away from a predator at displacement (dx, dy, dz): limit(gain (speed_limit * away - v), max_force).
 
     Zero when the predator sits exactly on the agent (no direction to flee in).
     """
-    return steer(-dx, -dy, -dz, vx, vy, vz, speed_limit, max_force)
+    return steer(-dx, -dy, -dz, vx, vy, vz, speed_limit, max_force, gain)

@@ -1,4 +1,12 @@
-"""The steering transform of SPEC 3.4 (Reynolds 1999; seeds 001, 002, 003)."""
+"""The steering transform (Reynolds 1999): a rule's desired velocity becomes a limited force.
+
+Reynolds writes the steering force of one update as desired velocity minus
+velocity, truncated to the largest force. A velocity difference becomes an
+acceleration by dividing it by the time over which the change is asked for:
+``gain`` = 1 / rules.response_time [1/s]. Code written per second (game engines
+that add ``steer * deltaTime``) has a response time of 1 s; code written per
+displayed frame (v += steer once a frame) has a response time of one frame.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +22,13 @@ STEERING_CLAMPED_SUM = 1
 
 
 @device
-def steer(dx, dy, dz, vx, vy, vz, max_speed, max_force):
-    """limit(max_speed * d/|d| - v, max_force); zero when d is zero [units/s^2]."""
+def steer(dx, dy, dz, vx, vy, vz, max_speed, max_force, gain):
+    """limit(gain (max_speed * d/|d| - v), max_force); zero when d is zero [units/s^2].
+
+    ``gain`` = 1 / response time [1/s] turns the velocity difference into an acceleration.
+    """
     n2 = dx * dx + dy * dy + dz * dz
     if n2 == 0.0:
         return 0.0, 0.0, 0.0
     s = max_speed / math.sqrt(n2)
-    return limit(dx * s - vx, dy * s - vy, dz * s - vz, max_force)
+    return limit((dx * s - vx) * gain, (dy * s - vy) * gain, (dz * s - vz) * gain, max_force)

@@ -221,7 +221,7 @@ class AbmFlockingModel:
 
     def neighbor_query(self) -> NeighborQuery:
         p = self.params
-        return NeighborQuery(p.neighbors.mode, p.flocking.vision, p.neighbors.k, p.neighbors.method)
+        return NeighborQuery(p.neighbors.mode, p.flocking.vision, p.neighbors.k, p.neighbors.method, "flocking.vision")
 
     def initial_state(self, rng: np.random.Generator) -> FlockState:
         p = self.params

@@ -13,12 +13,14 @@ from flocksim.state import FlockState
 
 @dataclass(frozen=True)
 class NeighborQuery:
-    """The neighbourhood a model needs: a radius (metric) or k (topological)."""
+    """The neighbourhood a model needs: a radius (metric) or k (topological). ``radius_key``
+    names the parameters that set the radius (for error messages)."""
 
     mode: Literal["metric", "topological"]
     radius: float
     k: int
     method: Literal["auto", "grid", "brute"]
+    radius_key: str = "the neighbour radius"
 
 
 class Model(Protocol):

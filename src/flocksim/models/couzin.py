@@ -67,7 +67,9 @@ class CouzinModel:
         self.noise = NoiseBuffer(_gauss_and_azimuth, neutral=(0.0, 0.0))
 
     def neighbor_query(self) -> NeighborQuery:
-        return NeighborQuery("metric", self.coefficients.r_a, 1, self.params.neighbors.method)
+        return NeighborQuery(
+            "metric", self.coefficients.r_a, 1, self.params.neighbors.method, "couzin.r_r + delta_r_o + delta_r_a"
+        )
 
     def initial_state(self, rng: np.random.Generator) -> FlockState:
         p = self.params

@@ -24,7 +24,7 @@ Seed 003's starling features (SPEC 5) live here too:
   phase two, after the rules and the spin.
 
 Phase two, per agent: v += a dt; v rotated by the spin's omega x frames;
-v rotated by the turn; (inertial-spin) speed relaxed toward max_speed;
+v rotated by the turn; speed relaxed toward the cruise speed (rules.cruise);
 |v| clamped to [min_speed, speed limit]; p += v dt.
 """
 
@@ -88,6 +88,7 @@ class ReynoldsCoefficients(NamedTuple):
     max_speed: float
     min_speed: float
     max_force: float
+    steer_gain: float  # 1 / rules.response_time [1/s]
     w_sep: float
     sep_radius2: float
     sep_form: int
@@ -113,6 +114,7 @@ class ReynoldsCoefficients(NamedTuple):
     spin_decay: float  # eta / chi [per frame]
     chi: float
     max_turn: float  # [rad/frame]
+    cruise_speed: float  # [units/s]
     speed_restore: float  # [1/s]
     detection: float
     flee_weight: float
@@ -137,6 +139,7 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
         max_speed=p.agents.max_speed,
         min_speed=p.agents.min_speed,
         max_force=p.agents.max_force,
+        steer_gain=1.0 / r.response_time,
         w_sep=r.separation.weight,
         sep_radius2=r.separation.radius**2,
         sep_form=SEPARATION_RAW if r.separation.form == "raw" else SEPARATION_MINION,
@@ -162,7 +165,8 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
         spin_decay=r.alignment.eta / r.alignment.chi,
         chi=r.alignment.chi,
         max_turn=r.alignment.max_turn,
-        speed_restore=r.alignment.speed_restore,
+        cruise_speed=r.cruise.speed * p.agents.max_speed,
+        speed_restore=r.cruise.restore,
         detection=p.predator.detection,
         flee_weight=p.predator.flee_weight,
         flee_speed=p.predator.flee_speed,
@@ -209,7 +213,7 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
             w_ali *= c.panic_ali
             w_coh *= c.panic_coh
             speed_limit = flee_speed_limit(c.max_speed, c.flee_speed, near)
-            fx, fy, fz = flee_force(qx, qy, qz, vx, vy, vz, speed_limit, c.max_force)
+            fx, fy, fz = flee_force(qx, qy, qz, vx, vy, vz, speed_limit, c.max_force, c.steer_gain)
             flee_x = c.flee_weight * near * fx
             flee_y = c.flee_weight * near * fy
             flee_z = c.flee_weight * near * fz
@@ -278,36 +282,37 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
     if c.steering == STEERING_REYNOLDS:
         ms = c.max_speed
         mf = c.max_force
-        fx, fy, fz = steer(sep_x, sep_y, sep_z, vx, vy, vz, ms, mf)
+        g = c.steer_gain
+        fx, fy, fz = steer(sep_x, sep_y, sep_z, vx, vy, vz, ms, mf, g)
         ax = w_sep * fx
         ay = w_sep * fy
         az = w_sep * fz
         if not spinning:
             dxa, dya, dza = alignment_direction(ali_x, ali_y, ali_z, n_ali)
-            fx, fy, fz = steer(dxa, dya, dza, vx, vy, vz, ms, mf)
+            fx, fy, fz = steer(dxa, dya, dza, vx, vy, vz, ms, mf, g)
             ax += w_ali * fx
             ay += w_ali * fy
             az += w_ali * fz
-        fx, fy, fz = steer(coh_x, coh_y, coh_z, vx, vy, vz, ms, mf)
+        fx, fy, fz = steer(coh_x, coh_y, coh_z, vx, vy, vz, ms, mf, g)
         ax += w_coh * fx
         ay += w_coh * fy
         az += w_coh * fz
         if seeking:
-            fx, fy, fz = limit(sx - vx, sy - vy, sz - vz, mf)
+            fx, fy, fz = limit((sx - vx) * g, (sy - vy) * g, (sz - vz) * g, mf)
             ax += w_seek * fx
             ay += w_seek * fy
             az += w_seek * fz
     else:
         fx = fy = fz = 0.0
         if not spinning:
-            fx, fy, fz = alignment_raw(ali_x, ali_y, ali_z, n_ali, vx, vy, vz)
+            fx, fy, fz = alignment_raw(ali_x, ali_y, ali_z, n_ali, vx, vy, vz, c.steer_gain)
         ax = w_sep * sep_x + w_ali * fx + w_coh * coh_x
         ay = w_sep * sep_y + w_ali * fy + w_coh * coh_y
         az = w_sep * sep_z + w_ali * fz + w_coh * coh_z
         if seeking:
-            ax += w_seek * (sx - vx)
-            ay += w_seek * (sy - vy)
-            az += w_seek * (sz - vz)
+            ax += w_seek * (sx - vx) * c.steer_gain
+            ay += w_seek * (sy - vy) * c.steer_gain
+            az += w_seek * (sz - vz) * c.steer_gain
         ax, ay, az = limit(ax, ay, az, c.max_force)
 
     ax += flee_x
@@ -357,7 +362,7 @@ def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, dim, spa
     v += a dt; (inertial-spin) s <- s + f (J tau - (eta/chi) s) with
     f = dt / (1/60 s), kept perpendicular to the old heading in 3D, and v
     rotated by f * limit(s/chi, max_turn); v rotated by this step's turn;
-    (inertial-spin) speed relaxed toward max_speed; |v| clamped to
+    speed relaxed toward the cruise speed (rules.cruise); |v| clamped to
     [min_speed, aux speed limit]; p += v dt (semi-implicit Euler). ``spin`` and ``turn``
     are :class:`ReynoldsInputs`' arrays.
     """
@@ -378,8 +383,8 @@ def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, dim, spa
         vx, vy, vz = rotate(vx, vy, vz, rx, ry, rz)
     if turn.shape[0] > 0:
         vx, vy, vz = rotate(vx, vy, vz, turn[i, 0], turn[i, 1], turn[i, 2])
-    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN and c.speed_restore > 0.0:
-        vx, vy, vz = restore_speed(vx, vy, vz, c.max_speed, min(c.speed_restore * dt, 1.0))
+    if c.speed_restore > 0.0:
+        vx, vy, vz = restore_speed(vx, vy, vz, c.cruise_speed, min(c.speed_restore * dt, 1.0))
     if dim == 2:
         vz = 0.0
     if c.planar:  # ground agents move in the x-z plane (SPEC 3.11)
@@ -447,7 +452,7 @@ class ReynoldsModel:
         radius = max(
             (rule.radius for rule in (r.separation, r.alignment, r.cohesion) if rule.weight > 0.0), default=0.0
         )
-        return NeighborQuery(p.neighbors.mode, radius, p.neighbors.k, p.neighbors.method)
+        return NeighborQuery(p.neighbors.mode, radius, p.neighbors.k, p.neighbors.method, "the largest rules.*.radius")
 
     def initial_state(self, rng: np.random.Generator) -> FlockState:
         a = self.params.agents

@@ -37,7 +37,7 @@ class VicsekModel:
         self.noise = NoiseBuffer(_uniforms, neutral=(0.5, 0.0))
 
     def neighbor_query(self) -> NeighborQuery:
-        return NeighborQuery("metric", self.params.vicsek.radius, 1, self.params.neighbors.method)
+        return NeighborQuery("metric", self.params.vicsek.radius, 1, self.params.neighbors.method, "vicsek.radius")
 
     def initial_state(self, rng: np.random.Generator) -> FlockState:
         p = self.params

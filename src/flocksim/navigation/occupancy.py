@@ -8,12 +8,17 @@ images are drawn the way they are seen: their first row is the top (highest) row
 
 from __future__ import annotations
 
-import math
+import io
+import os
+import stat
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from flocksim.budgets import MAX_IMAGE_FILE_BYTES, MAX_NAVIGATION_CELLS, BudgetError, check_navigation_cells, grid_side
 
 WALL_CHAR = "#"
 
@@ -59,15 +64,51 @@ def walls_from_map(rows: list[str]) -> np.ndarray:
     return np.array([[c == WALL_CHAR for c in row] for row in rows[::-1]], dtype=bool)
 
 
+def read_regular_file(path: str | Path, limit: int, key: str) -> bytes:
+    """The bytes of the regular file at ``path`` (at most ``limit``); ValueError naming ``key``
+    otherwise. Opened without blocking, so a FIFO or device at the path is refused, not waited on."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        raise ValueError(f"{key}: cannot read {str(path)!r} ({error.strerror or error})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{key}: {str(path)!r} is not a regular file; allowed: a PNG file")
+        if info.st_size > limit:
+            raise BudgetError(f"{key}: {str(path)!r} has {info.st_size:,} bytes, more than the budget of {limit:,}")
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise BudgetError(f"{key}: {str(path)!r} has more than the budget of {limit:,} bytes")
+    return b"".join(chunks)
+
+
 def walls_from_image(path: str | Path) -> np.ndarray:
-    """A PNG (top row on top) -> walls where the pixel is darker than 50 % grey; row 0 at the bottom."""
+    """A PNG (top row on top) -> walls where the pixel is darker than 50 % grey; row 0 at the bottom.
+
+    The image's size is checked against :data:`flocksim.budgets.MAX_NAVIGATION_CELLS` (one cell
+    per pixel) from its header, before any pixel is decoded."""
     from PIL import Image
 
+    data = read_regular_file(path, MAX_IMAGE_FILE_BYTES, "navigation.image")
     try:
-        with Image.open(path) as image:
-            grey = np.asarray(image.convert("L"), dtype=np.float64)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"navigation.image: cannot read {str(path)!r} as an image ({error})") from error
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # the budget below is far smaller
+            with Image.open(io.BytesIO(data)) as image:
+                check_navigation_cells(
+                    image.height, image.width, "navigation.image", f"allowed: at most {MAX_NAVIGATION_CELLS:,} pixels"
+                )
+                grey = np.asarray(image.convert("L"), dtype=np.float64)
+    except BudgetError:
+        raise
+    except (OSError, ValueError, Image.DecompressionBombError) as error:
+        raise ValueError(f"navigation.image: cannot read {str(path)!r} as an image ({error})") from None
     return (grey < 128.0)[::-1].copy()
 
 
@@ -92,8 +133,8 @@ def walls_from_obstacles(
     A cell is a wall when its centre is closer than cell_size/2 + body radius + ``clearance`` to
     the obstacle's core (centre, segment, box); coordinates are taken on the ``plane`` axes.
     """
-    nx = max(1, math.ceil(size[0] / cell_size - 1e-9))
-    ny = max(1, math.ceil(size[1] / cell_size - 1e-9))
+    nx, ny = grid_side(size[0], cell_size), grid_side(size[1], cell_size)
+    check_navigation_cells(ny, nx, "navigation.cell_size", "allowed: a larger navigation.cell_size")
     cx = origin[0] + (np.arange(nx) + 0.5) * cell_size
     cy = origin[1] + (np.arange(ny) + 0.5) * cell_size
     px, py = np.meshgrid(cx, cy)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from flocksim.neighbors.csr import NeighborList, starts_from_counts
+from flocksim.budgets import PairBudget
+from flocksim.neighbors.csr import UNLIMITED, NeighborList, starts_from_counts
 from flocksim.neighbors.pairs import knn_insert_keyed, pair_distance2
 from flocksim.space import Space
 
@@ -31,13 +32,22 @@ def _metric_pass(position, alive, dim, space, radius2, start, index, write):
             start[i] = count
 
 
-def metric_neighbors_brute(position: np.ndarray, alive: np.ndarray, space: Space, radius: float) -> NeighborList:
-    """All alive agents within ``radius`` (inclusive) of each alive agent."""
+def metric_counts_brute(position: np.ndarray, alive: np.ndarray, space: Space, radius: float) -> np.ndarray:
+    """Row lengths (N,) of :func:`metric_neighbors_brute` (nothing else is allocated)."""
     n, dim = position.shape
     counts = np.zeros(n, dtype=np.int64)
-    dummy = np.zeros(0, dtype=np.int64)
-    _metric_pass(position, alive, dim, space, radius * radius, counts, dummy, False)
-    start = starts_from_counts(counts)
+    _metric_pass(position, alive, dim, space, radius * radius, counts, np.zeros(0, dtype=np.int64), False)
+    return counts
+
+
+def metric_neighbors_brute(
+    position: np.ndarray, alive: np.ndarray, space: Space, radius: float, budget: PairBudget = UNLIMITED
+) -> NeighborList:
+    """All alive agents within ``radius`` (inclusive) of each alive agent; BudgetError before the
+    list is allocated when it would hold more pairs than ``budget``."""
+    dim = position.shape[1]
+    start = starts_from_counts(metric_counts_brute(position, alive, space, radius))
+    budget.check_metric(int(start[-1]), int(np.count_nonzero(alive)), radius)
     index = np.empty(start[-1], dtype=np.int64)
     _metric_pass(position, alive, dim, space, radius * radius, start, index, True)
     return NeighborList(start, index)
@@ -68,9 +78,13 @@ def knn_buffers(n: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.zeros((n, k), dtype=np.int64), np.zeros((n, k), dtype=np.float64), np.zeros(n, dtype=np.int64)
 
 
-def knn_neighbors_brute(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> NeighborList:
-    """The k nearest alive agents of each alive agent, nearest first, ties by lower id."""
+def knn_neighbors_brute(
+    position: np.ndarray, alive: np.ndarray, space: Space, k: int, budget: PairBudget = UNLIMITED
+) -> NeighborList:
+    """The k nearest alive agents of each alive agent, nearest first, ties by lower id;
+    BudgetError before the N x k rows are allocated when they are over ``budget``."""
     n, dim = position.shape
+    budget.check_topological(n, k)
     row_index, row_d2, fill = knn_buffers(n, k)
     _knn_brute(position, alive, dim, space, k, row_index, row_d2, fill)
     return compact_rows(row_index, fill)

@@ -125,15 +125,22 @@ def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int
     width = knn_cell_width(position, alive, space, k)
     grid = build_coherent_grid(position, alive, space, width)
     occupancy = np.diff(grid.cell_start)
-    placed = int(occupancy.sum())
-    if placed == 0:
-        return grid
-    uniform = agents_per_cell(k) + 1.0
-    crowding = float(np.dot(occupancy, occupancy)) / placed
-    if crowding > CROWDING_LIMIT * uniform:
-        width *= (uniform / crowding) ** (1.0 / position.shape[1])
-        grid = build_coherent_grid(position, alive, space, width)
+    narrower = narrowed_knn_width(width, int(np.dot(occupancy, occupancy)), int(occupancy.sum()), k, position.shape[1])
+    if narrower is not None:
+        grid = build_coherent_grid(position, alive, space, narrower)
     return grid
+
+
+def narrowed_knn_width(width: float, sum_squares: int, placed: int, k: int, dim: int) -> float | None:
+    """The narrower cell width :func:`build_knn_grid` switches to when a grid of ``width`` is
+    crowded (``sum_squares``: sum of squared cell occupancies, ``placed``: agents binned), else None."""
+    if placed == 0:
+        return None
+    uniform = agents_per_cell(k) + 1.0
+    crowding = float(sum_squares) / placed
+    if crowding > CROWDING_LIMIT * uniform:
+        return width * (uniform / crowding) ** (1.0 / dim)
+    return None
 
 
 MAX_RUNS = 18

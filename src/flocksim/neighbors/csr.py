@@ -12,6 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flocksim.budgets import PairBudget
+
+UNLIMITED = PairBudget(max_pairs=2**62)
+"""The budget of searches called without one (tests, metrics of a given list of points)."""
+
 
 @dataclass(frozen=True)
 class NeighborList:

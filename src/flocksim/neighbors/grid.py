@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, NamedTuple
 import numba
 import numpy as np
 
+from flocksim.budgets import PairBudget
 from flocksim.kernels.compile import device
 from flocksim.kernels.vector import load
-from flocksim.neighbors.csr import NeighborList, starts_from_counts
+from flocksim.neighbors.csr import UNLIMITED, NeighborList, starts_from_counts
 from flocksim.space import PERIODIC, Space, wrap_coordinate
 
 if TYPE_CHECKING:
@@ -74,6 +75,14 @@ def grid_geometry(
     lo = np.zeros(dim)
     hi = np.zeros(dim)
     n_alive = alive_bounds(position, alive, lo, hi)
+    return geometry_from_bounds(lo, hi, n_alive, space, min_cell, max_cells)
+
+
+def geometry_from_bounds(
+    lo: np.ndarray, hi: np.ndarray, n_alive: int, space: Space, min_cell: float, max_cells: int | None = None
+) -> GridGeometry:
+    """:func:`grid_geometry` from the alive agents' per-axis bounds (lo, hi: (dim,) arrays) and count."""
+    dim = len(lo)
     if max_cells is None:
         max_cells = max(64, 2 * n_alive)
     width = min_cell * CELL_SLACK
@@ -83,14 +92,14 @@ def grid_geometry(
     else:
         origin = lo
         lengths = np.maximum(hi - origin, 0.0)
-    while True:
+    while True:  # counts are compared as floats: a tiny radius must not overflow the integer cast
         if space.kind == PERIODIC:
-            counts = np.maximum(1, np.floor(lengths / width)).astype(np.int64)
-            widths = lengths / counts
+            wanted = np.maximum(1.0, np.floor(lengths / width))
         else:
-            counts = (np.floor(lengths / width) + 1).astype(np.int64)
-            widths = np.full(dim, width)
-        if math.prod(int(c) for c in counts) <= max_cells:
+            wanted = np.floor(lengths / width) + 1.0
+        if math.prod(float(c) for c in wanted) <= max_cells:
+            counts = wanted.astype(np.int64)
+            widths = lengths / counts if space.kind == PERIODIC else np.full(dim, width)
             break
         width *= 1.25
     o = list(origin) + [0.0] * (3 - dim)
@@ -101,7 +110,7 @@ def grid_geometry(
 
 @device
 def axis_cell(x, origin, width, count):
-    c = math.floor((x - origin) / width)
+    c = int(math.floor((x - origin) / width))  # noqa: RUF046 (numba-cuda's floor returns a float)
     if c < 0:
         return 0
     if c >= count:
@@ -170,30 +179,45 @@ METRIC_STASH = 7
 rows are searched again in the writing pass."""
 
 
-def metric_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, radius: float) -> NeighborList:
-    """Same result as :func:`flocksim.neighbors.brute.metric_neighbors_brute`, in O(N) per step:
-    on the coherent grid (cells at least ``radius`` wide), counted, then written."""
+def metric_neighbors_grid(
+    position: np.ndarray, alive: np.ndarray, space: Space, radius: float, budget: PairBudget = UNLIMITED
+) -> NeighborList:
+    """Same result as :func:`flocksim.neighbors.brute.metric_neighbors_brute` (and the same budget
+    check), in O(N) per step: on the coherent grid (cells at least ``radius`` wide), counted, then written."""
     from flocksim.neighbors.coherent import build_coherent_grid
 
     n, dim = position.shape
     if n == 0 or radius <= 0.0:
         from flocksim.neighbors.brute import metric_neighbors_brute
 
-        return metric_neighbors_brute(position, alive, space, radius)
-    return metric_rows(build_coherent_grid(position, alive, space, radius), n, dim, space, radius)
+        return metric_neighbors_brute(position, alive, space, radius, budget)
+    return metric_rows(build_coherent_grid(position, alive, space, radius), n, dim, space, radius, budget)
 
 
-def metric_rows(grid: CoherentGrid, n: int, dim: int, space: Space, radius: float) -> NeighborList:
-    """Metric neighbour rows of n agents from a coherent grid built for ``radius`` (> 0)."""
-    from flocksim.neighbors.coherent import block_runs_scratch, metric_count, metric_fill
+def metric_counts_grid(grid: CoherentGrid, n: int, dim: int, space: Space, radius: float) -> tuple[np.ndarray, ...]:
+    """Pass one of :func:`metric_rows`: (row lengths (N,), stash, runs, shifts) (see ``metric_count``)."""
+    from flocksim.neighbors.coherent import block_runs_scratch, metric_count
 
     runs, shifts = block_runs_scratch(numba.get_num_threads())
     counts = np.zeros(n, dtype=np.int64)
     stash = np.empty((len(grid.order), METRIC_STASH + 1), dtype=np.int64)
+    metric_count(grid.xs, grid.ys, grid.zs, grid.order, grid.cell_start, grid.geometry, dim, space, radius * radius,
+                 runs, shifts, stash, counts)  # fmt: skip
+    return counts, stash, runs, shifts
+
+
+def metric_rows(
+    grid: CoherentGrid, n: int, dim: int, space: Space, radius: float, budget: PairBudget = UNLIMITED
+) -> NeighborList:
+    """Metric neighbour rows of n agents from a coherent grid built for ``radius`` (> 0); BudgetError
+    after counting, before the list is allocated, when it would hold more pairs than ``budget``."""
+    from flocksim.neighbors.coherent import metric_fill
+
+    counts, stash, runs, shifts = metric_counts_grid(grid, n, dim, space, radius)
     r2 = radius * radius
     g = grid.geometry
-    metric_count(grid.xs, grid.ys, grid.zs, grid.order, grid.cell_start, g, dim, space, r2, runs, shifts, stash, counts)
     start = starts_from_counts(counts)
+    budget.check_metric(int(start[-1]), len(grid.order), radius)
     index = np.empty(start[-1], dtype=np.int64)
     metric_fill(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g, dim, space, r2, runs, shifts,
                 stash, start, index)  # fmt: skip

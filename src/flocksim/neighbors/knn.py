@@ -13,9 +13,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from flocksim.budgets import PairBudget
 from flocksim.kernels.compile import device
 from flocksim.neighbors.brute import compact_rows, knn_buffers
-from flocksim.neighbors.csr import NeighborList
+from flocksim.neighbors.csr import UNLIMITED, NeighborList
 from flocksim.space import PERIODIC, Space
 
 
@@ -51,17 +52,27 @@ def knn_cell_width(position: np.ndarray, alive: np.ndarray, space: Space, k: int
     dim = position.shape[1]
     lo = np.zeros(dim)
     hi = np.zeros(dim)
-    n_alive = max(alive_bounds(position, alive, lo, hi), 1)
+    n_alive = alive_bounds(position, alive, lo, hi)
+    return knn_width_from_bounds(lo, hi, n_alive, space, k)
+
+
+def knn_width_from_bounds(lo: np.ndarray, hi: np.ndarray, n_alive: int, space: Space, k: int) -> float:
+    """:func:`knn_cell_width` from the alive agents' per-axis bounds and count."""
+    dim = len(lo)
+    n_alive = max(n_alive, 1)
     extent = np.array([space.lx, space.ly, space.lz])[:dim] if space.kind == PERIODIC else hi - lo
     extent = np.maximum(extent, 1e-12 + 1e-9 * float(extent.max(initial=0.0)))
     return float((np.prod(extent) * agents_per_cell(k) / n_alive) ** (1.0 / dim))
 
 
-def knn_neighbors_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> NeighborList:
-    """Same result as :func:`flocksim.neighbors.brute.knn_neighbors_brute`."""
+def knn_neighbors_grid(
+    position: np.ndarray, alive: np.ndarray, space: Space, k: int, budget: PairBudget = UNLIMITED
+) -> NeighborList:
+    """Same result as :func:`flocksim.neighbors.brute.knn_neighbors_brute` (and the same budget check)."""
     from flocksim.neighbors.coherent import build_knn_grid, knn_rows
 
     n, dim = position.shape
+    budget.check_topological(n, k)
     row_index, _, fill = knn_buffers(n, k)
     if n == 0 or not alive.any():
         return compact_rows(row_index, fill)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flocksim.budgets import check_trail
 from flocksim.io.store import TrajectoryError, TrajectoryStore
 from flocksim.render.camera import Camera, View, scene_box
 from flocksim.render.raster import blend_lines, draw_polyline, fill_triangles, triangles
@@ -215,6 +216,7 @@ def render_run(
     first_pos = store.read("position", lo, lo + 1)[0]
     first_vel = store.read("velocity", lo, lo + 1)[0]
     first_alive = store.read("alive", lo, lo + 1)[0]
+    check_trail(trail, len(first_pos))
     painter = Painter(color_by, store, first_vel, first_alive, params)
     box_lo, box_hi = scene_box(params, first_pos[first_alive] if first_alive.any() else first_pos)
     view = View(camera, width, height, box_lo, box_hi)

@@ -5,8 +5,9 @@
   (each frame quantized to its own 256-colour table; GIF delays are whole hundredths of a
   second, so 30 fps plays at 1/0.03 = 33.3 fps).
 
-Both write to a temporary file beside the target and rename it into place on :meth:`close`,
-so an interrupted render never leaves a half-written video under the target name.
+Both write to a temporary file and put it in place on :meth:`close` (renamed over a file, or
+over the file a link points to; copied into a FIFO or device: see :mod:`flocksim.atomic`), so
+an interrupted render never leaves a half-written video under the target name.
 """
 
 from __future__ import annotations
@@ -16,21 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from flocksim.atomic import publish, temporary_beside
+from flocksim.atomic import PendingFile
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
-
-
-class _AtomicFile:
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.tmp = temporary_beside(self.path)
-
-    def commit(self) -> None:
-        publish(self.tmp, self.path)
-
-    def discard(self) -> None:
-        self.tmp.unlink(missing_ok=True)
 
 
 class Mp4Writer:
@@ -41,7 +30,7 @@ class Mp4Writer:
 
         if width % 2 or height % 2:
             raise ValueError(f"mp4: width and height must be even for H.264 (yuv420p), got {width}x{height}")
-        self.file = _AtomicFile(path)
+        self.file = PendingFile(path)
         self.fps = int(fps)
         self.width = width
         self.height = height
@@ -80,7 +69,7 @@ class GifWriter:
     """``write(rgb)`` frames of shape (height, width, 3) uint8; loops forever."""
 
     def __init__(self, path: str | Path, fps: int, width: int, height: int):
-        self.file = _AtomicFile(path)
+        self.file = PendingFile(path)
         self.handle = open(self.file.tmp, "wb")  # noqa: SIM115  (closed by close/abort)
         self.delay_ms = max(round(100.0 / fps), 2) * 10  # GIF delays are in 1/100 s; < 2 plays slowly
         self.width = width

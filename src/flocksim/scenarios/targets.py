@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from flocksim.budgets import check_flow_fields
 from flocksim.navigation.flowfield import FlowField, grid_graph, move_allowed
 from flocksim.navigation.occupancy import OccupancyGrid, walls_from_image, walls_from_map, walls_from_obstacles
 from flocksim.scenarios.slots import assign_slots, random_offsets, ring_offsets
@@ -91,6 +92,7 @@ class Navigator:
     def field(self, group: int, target: np.ndarray) -> FlowField:
         """The group's field, pointed at ``target`` (2,) (recomputed only on a cell change)."""
         if group not in self.fields:
+            check_flow_fields(len(self.fields) + 1, self.grid.walls.size)
             self.fields[group] = FlowField(self.grid, self.graph, self.allowed)
         f = self.fields[group]
         f.update(target)
@@ -140,7 +142,9 @@ class Targets:
         nav = p.navigation
         if nav.enabled:
             lead = max(2.0 * nav.cell_size, seek.arrival_radius + nav.cell_size)
-            self.navigator = Navigator(occupancy_of(p), nav.direct_radius, nav.interpolation == "bilinear", lead)
+            grid = occupancy_of(p)
+            check_flow_fields(max(1, len(p.agents.kinds)), grid.walls.size)  # image grids: known only now
+            self.navigator = Navigator(grid, nav.direct_radius, nav.interpolation == "bilinear", lead)
 
     # --------------------------------------------------------------- game API
 
@@ -194,13 +198,11 @@ class Targets:
         if kind.min(initial=0) < 0:
             raise ValueError("targets: agent kinds (groups) must be >= 0")
         groups = np.unique(kind[state.alive])
-        table = np.tile(self.default, (int(max(kind.max(initial=0), max(self.groups, default=0))) + 1, 1))
-        for k, t in self.groups.items():
-            table[k] = t
-        points = table[kind]
+        labels, inverse = np.unique(kind, return_inverse=True)  # one row per kind present, not per kind value
+        points = np.array([self.target_of(int(k)) for k in labels]).reshape(-1, 3)[inverse.reshape(-1)]
         goal_plane = points[:, self.plane].copy()
         if self.slots.mode != "none":
-            self._update_offsets(sim, groups, table)
+            self._update_offsets(sim, groups)
             if len(self.offset_ids):
                 k = np.minimum(np.searchsorted(self.offset_ids, state.ids), len(self.offset_ids) - 1)
                 has = self.offset_ids[k] == state.ids
@@ -212,7 +214,7 @@ class Targets:
             follows[own_rows] = False
             for g in groups:
                 rows = np.flatnonzero((kind == g) & follows)
-                field = self.navigator.field(int(g), table[g, self.plane])
+                field = self.navigator.field(int(g), self.target_of(int(g))[list(self.plane)])
                 goal_plane[rows] = self.navigator.waypoints(field, plane[rows], goal_plane[rows])
         points[:, self.plane[0]] = goal_plane[:, 0]
         points[:, self.plane[1]] = goal_plane[:, 1]
@@ -260,7 +262,7 @@ class Targets:
         rows = np.flatnonzero(self.agent_ids[k] == state.ids)
         return rows, k[rows]
 
-    def _update_offsets(self, sim: Simulation, groups: np.ndarray, table: np.ndarray) -> None:
+    def _update_offsets(self, sim: Simulation, groups: np.ndarray) -> None:
         """Keep one offset per living agent: draw random ones for new ids, (re)assign ring slots."""
         state = sim.state
         alive_ids = state.ids[state.alive]
@@ -281,7 +283,7 @@ class Targets:
         for g in groups:
             rows = np.flatnonzero(state.alive & (state.kind == g))
             slots = ring_offsets(len(rows), self.slots.radius, self.slots.spacing)
-            centre = table[g, self.plane]
+            centre = self.target_of(int(g))[list(self.plane)]
             chosen = assign_slots(state.position[rows][:, self.plane], centre + slots)
             ids_out.append(state.ids[rows])
             offsets_out.append(slots[chosen])

@@ -9,13 +9,12 @@ and boolean axes are drawn as categories in sweep order.
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from flocksim.atomic import atomic_path
+from flocksim.atomic import OutputError, atomic_path, check_output
 from flocksim.sweep.results import read_results, sweep_metadata
 from flocksim.sweep.spec import RESERVED_COLUMNS, SweepError
 
@@ -114,10 +113,10 @@ def _is_number(v: Any) -> bool:
 def _check_output(output: Path) -> None:
     if output.suffix.lower() not in FORMATS:
         raise SweepError(f"-o: {output} has an unsupported format; allowed: a path ending in {', '.join(FORMATS)}")
-    if output.is_dir() or not output.parent.is_dir():
-        raise SweepError(f"-o: cannot write {output}; allowed: a file path in an existing directory")
-    if not os.access(output.parent, os.W_OK):
-        raise SweepError(f"-o: directory {output.parent} is not writable")
+    try:
+        check_output("-o", output)
+    except OutputError as exc:
+        raise SweepError(str(exc)) from None
 
 
 def _save_atomic(fig: Any, output: Path) -> None:

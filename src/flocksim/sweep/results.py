@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from flocksim.atomic import atomic_path
+from flocksim.atomic import OutputError, atomic_path, check_output
 from flocksim.config import dumps_toml
 from flocksim.sweep.spec import Sweep, SweepError
 from flocksim.sweep.task import STATUS_LOST
@@ -98,13 +98,14 @@ class ResultsStore:
         self._last_flush = time.monotonic()
         self._part_no = 0
         self._check_output(resume, force)
-        for leftover in self.path.parent.glob(f".{self.path.name}.*.tmp"):
+        target = Path(os.path.realpath(self.path))
+        for leftover in target.parent.glob(f".{target.name}.*.tmp"):
             leftover.unlink(missing_ok=True)  # from a sweep killed while writing the output
         self.previous = self._read_previous() if resume else None
         if not resume:
             shutil.rmtree(self.parts, ignore_errors=True)
-            if force:
-                self.path.unlink(missing_ok=True)
+            if force and self.path.is_file() and not self.path.is_symlink():
+                self.path.unlink()  # a link, FIFO or device stays; the results go through it
         self.done: set[str] = set()
         if self.previous is not None:
             status = self.previous.column("status").to_pylist()
@@ -119,15 +120,13 @@ class ResultsStore:
         path = self.path
         if path.suffix != ".parquet":
             raise SweepError(f"-o: {path} does not end in .parquet; allowed: a path ending in .parquet")
-        if path.is_dir():
-            raise SweepError(f"-o: {path} is a directory; allowed: a file path in an existing directory")
-        if not path.parent.is_dir():
-            raise SweepError(
-                f"-o: directory {path.parent} does not exist; allowed: a file path in an existing directory"
-            )
-        if not os.access(path.parent, os.W_OK):
+        try:
+            check_output("-o", path)
+        except OutputError as exc:
+            raise SweepError(str(exc)) from None
+        if not os.access(path.parent, os.W_OK | os.X_OK):  # the journal of finished rows sits beside it
             raise SweepError(f"-o: directory {path.parent} is not writable")
-        if not resume and not force and (path.exists() or self.parts.exists()):
+        if not resume and not force and (path.is_file() or self.parts.exists()):  # a FIFO or device is no clobber
             raise SweepError(
                 f"-o: {path} already exists; allowed: --resume to continue that sweep, --force to replace it, "
                 "or another path"
@@ -135,7 +134,7 @@ class ResultsStore:
 
     def _read_previous(self) -> pa.Table | None:
         tables = []
-        sources = ([self.path] if self.path.exists() else []) + sorted(self.parts.glob("part-*.parquet"))
+        sources = ([self.path] if self.path.is_file() else []) + sorted(self.parts.glob("part-*.parquet"))
         for leftover in self.parts.glob(".*.tmp") if self.parts.is_dir() else []:
             leftover.unlink()
         for source in sources:

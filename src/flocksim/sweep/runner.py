@@ -40,6 +40,7 @@ from rich.progress import (
 from rich.text import Text
 
 from flocksim.config import to_dict
+from flocksim.engines import ENGINES
 from flocksim.sweep.expand import Task, expand
 from flocksim.sweep.results import ResultsStore
 from flocksim.sweep.spec import Sweep, SweepError
@@ -151,6 +152,7 @@ def run_sweep(
     force: bool = False,
     threads: int = 1,
     console: Console | None = None,
+    engine: str = "cpu",
     on_row: Callable[[dict[str, Any]], None] | None = None,
     flush_s: float = 1.0,
 ) -> SweepReport:
@@ -158,13 +160,22 @@ def run_sweep(
 
     ``client`` (a :class:`distributed.Client`) wins over ``scheduler`` (an address), which
     wins over a new local cluster of ``workers`` processes. ``threads``: numba threads per
-    run (1: the parallelism is one run per worker process). ``console``: where the progress
+    run (1: the parallelism is one run per worker process). ``engine``: "cpu" or "cuda" (every
+    worker runs its simulations on the GPU; docs/gpu.md). ``console``: where the progress
     bar goes (None: no bar). ``on_row(row)`` is called in this process for each new row.
     A KeyboardInterrupt stops the sweep cleanly: the rows so far are written, and the report
     says ``interrupted``. Bad options raise :class:`SweepError` before any work starts.
     """
     if threads < 1:
         raise SweepError(f"--threads: must be >= 1, got {threads}")
+    if engine not in ENGINES:
+        raise SweepError(f"--engine: unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
+    if engine == "cuda":
+        from flocksim.engines.cuda_runtime import cuda_problem
+
+        problem = cuda_problem()
+        if problem is not None:
+            raise SweepError(problem)
     if workers is not None and workers < 1:
         raise SweepError(f"--workers: must be >= 1, got {workers}")
     if workers is not None and scheduler is not None and client is None:
@@ -173,7 +184,8 @@ def run_sweep(
     tasks = expand(sweep)
     todo = [t for t in tasks if t.task_id not in store.done]
     resumed = len(tasks) - len(todo)
-    job = Job(base=to_dict(sweep.base), steps=sweep.spec.steps, summaries=tuple(sweep.spec.summaries), threads=threads)
+    job = Job(base=to_dict(sweep.base), steps=sweep.spec.steps, summaries=tuple(sweep.spec.summaries), threads=threads,
+              engine=engine)  # fmt: skip
     started = time.perf_counter()
     result = (0, 0, False)
     try:

@@ -163,12 +163,15 @@ class Axis(_Strict):
             raw[0], raw[-1] = span.start, span.stop
         if not self.integer:
             return [float(v) for v in raw]
-        out: list[AxisValue] = []
-        for v in raw:
-            r = round(v)
-            if r not in out:
-                out.append(r)
-        return out
+        return list(dict.fromkeys(round(v) for v in raw))  # in order, duplicates after rounding dropped
+
+    def grid_count(self) -> int:
+        """How many values this axis takes on a grid, without listing them (a missing ``num`` counts 1)."""
+        if self.values is not None:
+            return len(self.values)
+        span = self.range if self.range is not None else self.log
+        assert span is not None
+        return len(self.grid_values()) if self.integer and span.num is not None else span.num or 1
 
     def draw(self, rng: Any) -> AxisValue:
         """One random value: uniform over ``values`` or ``range``, log-uniform over ``log``."""
@@ -388,6 +391,7 @@ def _build(data: dict[str, Any], name: str, source: str, folder: Path | None) ->
     except ConfigError as exc:
         raise SweepError(f"{source}: {exc}") from None
     try:
+        _check_count(spec)  # first: checking each value of a huge sweep would take minutes
         base = _resolve_base(spec, folder)
         _check_axes(spec, base)
     except ConfigError as exc:
@@ -447,6 +451,17 @@ def _check_axes(spec: SweepFile, base: AnyParams) -> None:
                 apply_overrides(base, [override_text(axis.key, value)])
             except ConfigError as exc:
                 raise ConfigError(f"{where} ({axis.key} = {value!r}): {exc}") from None
+
+
+def _check_count(spec: SweepFile) -> None:
+    """Refuse a sweep of more than MAX_TASKS runs, counted from the file alone: the grid's points
+    x seeds, or random samples x seeds (the most a random sweep can run)."""
+    if spec.sampling.kind == "random":
+        runs, what = spec.sampling.samples * spec.seeds, "samples x seeds"
+    else:
+        runs, what = math.prod(a.grid_count() for a in spec.axes) * spec.seeds, "grid points x seeds"
+    if runs > MAX_TASKS:
+        raise ConfigError(f"the sweep has {runs} runs ({what}); allowed: at most {MAX_TASKS}")
 
 
 def _check_columns_and_windows(sweep: Sweep) -> None:

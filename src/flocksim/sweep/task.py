@@ -32,12 +32,13 @@ _STATS = {"warm_ups": 0, "tasks": 0}
 @dataclass(frozen=True)
 class Job:
     """What every task of one sweep shares: base parameters (as a plain dict), steps per
-    run, the summaries, and the numba threads per run."""
+    run, the summaries, the numba threads per run and the engine ("cpu" or "cuda")."""
 
     base: dict[str, Any]
     steps: int
     summaries: tuple[Summary, ...]
     threads: int = 1
+    engine: str = "cpu"
 
 
 def worker_stats() -> dict[str, int]:
@@ -110,7 +111,8 @@ def run_task(job: Job, task: Task) -> dict[str, Any]:
     sim = None
     try:
         params = apply_overrides(validate(job.base), [override_text(k, v) for k, v in task.point])
-        sim = Simulation(params, seed=task.seed, threads=job.threads)
+        threads = job.threads if job.engine == "cpu" else None  # the GPU's threads are not chosen
+        sim = Simulation(params, seed=task.seed, engine=job.engine, threads=threads)
         compile_s = _warm(sim)
         wanted = sorted({s for summary in job.summaries for s in summary.sample_steps(job.steps, sim.dt)})
         samples: dict[int, dict[str, float]] = {}

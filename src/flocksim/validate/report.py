@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from datetime import date
 from pathlib import Path
 
 from flocksim.validate.checks import CheckResult
+
+
+def check_report_folder(folder: Path) -> None:
+    """Refuse, before any check runs, a report folder that cannot be written: a file, a folder
+    that is read-only (or on a read-only file system), or a new folder whose nearest existing
+    parent is. Raises ValueError (one line)."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--output: {folder} is a file; allowed: a folder (created if missing)")
+    existing = folder
+    while not existing.exists():  # the folder is created with its missing parents
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"--output: {existing} is a file, so {folder} cannot be created; allowed: a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "" if existing == folder else f" (to create {folder} in)"
+        raise ValueError(f"--output: folder {existing}{what} is not writable (read-only, or a read-only file system)")
 
 
 def write_figure(result: CheckResult, path: Path) -> bool:

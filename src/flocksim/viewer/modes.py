@@ -110,6 +110,8 @@ class Parked:
     """The preset the parameters are (None after a change)."""
     origin: str | None
     """The preset the parameters started from (kept through changes)."""
+    params: AnyParams
+    """The parameters as the client sees them (image names, not the server's paths)."""
 
 
 class ParkedModes:

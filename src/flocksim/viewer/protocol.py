@@ -145,10 +145,12 @@ def status_values(sim: Simulation, steps_per_second: float = 0.0, mean_neighbors
     if mean_neighbors is None:
         counts = sim.neighbors().counts[alive]
         mean_neighbors = float(counts.mean()) if len(counts) else math.nan
-    return np.array(
-        [polarization(state.velocity[alive]), mean_neighbors, sim.caught, sim.remaining, steps_per_second],
-        dtype=np.float64,
-    )
+    engine = getattr(sim, "engine", None)
+    if hasattr(engine, "heading_sum"):  # the CUDA engine sums the headings on the GPU (docs/gpu.md)
+        polar = float(np.linalg.norm(engine.heading_sum(state))) / state.n_alive if state.n_alive else math.nan
+    else:
+        polar = polarization(state.velocity[alive])
+    return np.array([polar, mean_neighbors, sim.caught, sim.remaining, steps_per_second], dtype=np.float64)
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -211,7 +213,12 @@ def _agent_flags(sim: Simulation, rows: np.ndarray, selected: int | None) -> np.
     if len(at) == 0:  # the selected agent is dead (caught) or unknown: nothing is highlighted
         return flags
     flags[at[0]] |= FLAG_SELECTED
-    nearest = sim.query_nearest(state.position[rows[at[0]]], NEIGHBORS_SHOWN + 1)
+    engine = getattr(sim, "engine", None)
+    if hasattr(engine, "nearest_rows"):  # on the GPU: no copy of every position (docs/gpu.md)
+        point = engine.row_position(state, int(rows[at[0]]))
+        nearest = state.ids[engine.nearest_rows(state, point, NEIGHBORS_SHOWN + 1)]
+    else:
+        nearest = sim.query_nearest(state.position[rows[at[0]]], NEIGHBORS_SHOWN + 1)
     nearest = nearest[nearest != selected][:NEIGHBORS_SHOWN]
     flags[np.isin(sent_ids, nearest)] |= FLAG_NEIGHBOR
     return flags
@@ -238,14 +245,22 @@ def encode_frame(
     dim = state.dim
     rows = np.flatnonzero(state.alive)
     extra_pos, extra_head, extra_flags = _extras(sim, dim)
-    positions = np.concatenate([state.position[rows], extra_pos])
-    headings = np.concatenate([_unit(state.velocity[rows]), extra_head])
     flags = np.concatenate([_agent_flags(sim, rows, selected), extra_flags])
     n = len(flags)
     if layout == "auto":
         layout = choose_layout(n)
     if layout not in LAYOUTS:
         raise ValueError(f"layout: unknown layout {layout!r}; allowed: auto, {', '.join(LAYOUTS)}")
+    engine = getattr(sim, "engine", None)
+    on_gpu = layout == "q16" and hasattr(engine, "quantized_agents")  # agents quantized on the GPU (docs/gpu.md)
+    if on_gpu:
+        positions, headings = extra_pos, extra_head  # the extras; the agents stay on the GPU
+        lo_agents, hi_agents, _ = engine.agent_bounds(state)
+        corners = np.concatenate([positions, np.stack([lo_agents, hi_agents])]) if len(rows) else positions
+    else:
+        positions = np.concatenate([state.position[rows], extra_pos])
+        headings = np.concatenate([_unit(state.velocity[rows]), extra_head])
+        corners = positions
     values = status_values(sim, steps_per_second) if status is None else np.asarray(status, dtype=np.float64)
     if values.shape != (len(STATUS_FIELDS),):
         raise ValueError(f"status: needs {len(STATUS_FIELDS)} values ({', '.join(STATUS_FIELDS)}), got {values.shape}")
@@ -253,8 +268,8 @@ def encode_frame(
     lo3 = np.zeros(3)
     hi3 = np.zeros(3)
     if n:  # per column: numpy's axis-0 reductions of (n, 3) arrays are ~20x slower
-        lo3[:dim] = [positions[:, k].min() for k in range(dim)]
-        hi3[:dim] = [positions[:, k].max() for k in range(dim)]
+        lo3[:dim] = [corners[:, k].min() for k in range(dim)]
+        hi3[:dim] = [corners[:, k].max() for k in range(dim)]
     offsets = section_offsets(n, dim, layout)
     buf = bytearray(offsets[-1])
     HEADER.pack_into(
@@ -268,9 +283,14 @@ def encode_frame(
     else:
         extent = hi3[:dim] - lo3[:dim]
         scale = np.divide(Q16_STEPS, extent, out=np.zeros(dim), where=extent > 0)
-        q = np.rint((positions - lo3[:dim]) * scale)
-        np.frombuffer(buf, "<u2", count, offsets[0])[:] = np.clip(q, 0, Q16_STEPS).ravel()
-        np.frombuffer(buf, "i1", count, offsets[1])[:] = np.clip(np.rint(headings * HEADING_SCALE), -127, 127).ravel()
+        q = np.clip(np.rint((positions - lo3[:dim]) * scale), 0, Q16_STEPS).ravel()
+        h = np.clip(np.rint(headings * HEADING_SCALE), -127, 127).ravel()
+        if on_gpu:
+            q_agents, h_agents = engine.quantized_agents(state, lo3[:dim], hi3[:dim])
+            q = np.concatenate([q_agents, q.astype(np.uint16)])
+            h = np.concatenate([h_agents, h.astype(np.int8)])
+        np.frombuffer(buf, "<u2", count, offsets[0])[:] = q
+        np.frombuffer(buf, "i1", count, offsets[1])[:] = h
     np.frombuffer(buf, "u1", n, offsets[2])[:] = flags
     np.frombuffer(buf, "<f8", len(values), offsets[3])[:] = values
     return bytes(buf)

@@ -12,8 +12,12 @@
 Guards: a WebSocket whose ``Origin`` header names another site is refused in the handshake
 (close code 1008; no Origin header, as from non-browser clients, is allowed); at most
 ``max_connections`` sockets at once (one more gets an ``error`` and close code 1013); at most
-``max_agents`` agents per simulation; control messages above 65 536 bytes get an ``error``
-(uvicorn, configured by ``flocksim serve``, closes with 1009 before they reach the app).
+``max_agents`` agents and ``max_pairs`` neighbour pairs per simulation; ``navigation.image``
+only names an image of ``data_dir`` (:mod:`flocksim.viewer.images`); control messages above
+65 536 bytes get an ``error`` (uvicorn, configured by ``flocksim serve``, closes with 1009 before
+they reach the app). Each socket is read by its own task that never waits for a message to be
+handled (:meth:`ViewerSession.submit <flocksim.viewer.session.ViewerSession.submit>`), so
+keep-alive pongs are read however busy the session is.
 """
 
 from __future__ import annotations
@@ -40,9 +44,11 @@ from flocksim.config import MODEL_CLASSES, AnyParams
 from flocksim.scenarios import load_preset, preset_names
 from flocksim.viewer.compiling import report_compiling
 from flocksim.viewer.controls import MAX_CONTROL_BYTES, ControlError, error_reply
+from flocksim.viewer.images import ImageLibrary
 from flocksim.viewer.protocol import VERSION
 from flocksim.viewer.session import (
     DEFAULT_MAX_AGENTS,
+    DEFAULT_MAX_PAIRS,
     DEFAULT_SPS,
     ViewerSession,
     params_from_query,
@@ -159,18 +165,27 @@ class ViewerServer:
         host: str = "127.0.0.1",
         port: int | None = None,
         static_dir: Path | None = None,
+        engine: str = "cpu",
+        max_pairs: int = DEFAULT_MAX_PAIRS,
+        data_dir: Path | None = None,
     ):
         if max_connections < 1:
             raise ValueError(f"max_connections: must be >= 1, got {max_connections}")
         if max_agents < 1:
             raise ValueError(f"max_agents: must be >= 1, got {max_agents}")
+        if max_pairs < 1:
+            raise ValueError(f"max_pairs: must be >= 1, got {max_pairs}")
+        self.images = ImageLibrary(data_dir)
         self.preset = preset
         self.overrides = list(overrides)
         self.default_params: AnyParams = params_from_query(preset, self.overrides, max_agents)  # raises ControlError
+        self.images.resolve(self.default_params)  # a default image must be one the server offers
         self.sps = float(sps)
         self.max_connections = int(max_connections)
         self.max_agents = int(max_agents)
+        self.max_pairs = int(max_pairs)
         self.threads = threads
+        self.engine = engine
         self.host = host
         self.port = port
         self.static_dir = STATIC_DIR if static_dir is None else Path(static_dir)
@@ -184,7 +199,12 @@ class ViewerServer:
                 "version": VERSION,
                 "presets": self.presets,
                 "schemas": self.schemas,
-                "limits": {"max_agents": self.max_agents, "max_control_bytes": MAX_CONTROL_BYTES},
+                "limits": {
+                    "max_agents": self.max_agents,
+                    "max_control_bytes": MAX_CONTROL_BYTES,
+                    "max_pairs": self.max_pairs,
+                },
+                "images": self.images.names,
             }
         )
 
@@ -244,48 +264,82 @@ class ViewerServer:
             return
         self.connections += 1
         link = _Link(websocket)
-        session = ViewerSession(link.send, sps=self.sps, max_agents=self.max_agents, threads=self.threads)
+        session = ViewerSession(
+            link.send,
+            sps=self.sps,
+            max_agents=self.max_agents,
+            threads=self.threads,
+            engine=self.engine,
+            max_pairs=self.max_pairs,
+            images=self.images,
+        )
         self.sessions.add(session)
         progress: asyncio.Task | None = None
+        reader: asyncio.Task | None = None
         try:
             await link.send(self.hello)
             progress = asyncio.create_task(report_compiling(link.send), name="flocksim-viewer-compiling")
+            # read from now on, while the first simulation is built: pongs must never wait for work
+            reader = asyncio.create_task(_read(websocket, link, session), name="flocksim-viewer-read")
             params, preset, problem = self.query_params(websocket)
-            try:
-                await session.start(params, preset)
-            except Exception as exc:
-                if session.closed:  # the client left while its simulation was being built
-                    return
-                log.exception("viewer: could not start a simulation")
-                await link.send(error_reply(f"server: could not start the simulation ({type(exc).__name__}: {exc})"))
-                await link.close(CLOSE_INTERNAL)
+            if not await self._start(session, link, params, preset, problem):
                 return
-            if problem:
-                await session.send_error(problem)
-            while link.open:
-                message = await websocket.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                data = message.get("text")
-                if data is None:
-                    data = message.get("bytes")
-                if data is not None:
-                    await session.receive(data)
+            await reader
         except Exception as exc:  # the client went away in some other way: end quietly
             log.debug("viewer: connection ended (%s: %s)", type(exc).__name__, exc)
         finally:  # the synchronous part first: it must happen even if this task is being cancelled
             link.open = False
-            if progress is not None:
-                progress.cancel()
+            for task in (progress, reader):
+                if task is not None:
+                    task.cancel()
             session.stop()
             self.sessions.discard(session)
             self.connections -= 1
             await session.close()
 
+    async def _start(
+        self, session: ViewerSession, link: _Link, params: AnyParams, preset: str | None, problem: str | None
+    ) -> bool:
+        """Start ``session`` on the query's parameters, or on the server's defaults (with an error
+        naming the limit) when those are over a budget; False when it could not start at all."""
+        try:
+            try:
+                await session.start(params, preset)
+            except ValueError as exc:  # over a budget (ControlError, BudgetError) or an image not offered
+                if session.closed or params is self.default_params:
+                    raise
+                reason = self.images.scrub(" ".join(str(exc).split()))
+                problem = f"{reason} (the server's default {self.preset} is shown instead)"
+                await session.start(self.default_params, self.preset)
+        except Exception as exc:
+            if session.closed:  # the client left while its simulation was being built
+                return False
+            log.exception("viewer: could not start a simulation")
+            text = self.images.scrub(f"{type(exc).__name__}: {exc}")
+            await link.send(error_reply(f"server: could not start the simulation ({text})"))
+            await link.close(CLOSE_INTERNAL)
+            return False
+        if problem:
+            await session.send_error(problem)
+        return True
+
     async def close_all(self) -> None:
         """Stop every session (server shutdown)."""
         for session in list(self.sessions):
             await session.close()
+
+
+async def _read(websocket: WebSocket, link: _Link, session: ViewerSession) -> None:
+    """Hand every client message to ``session`` until the client leaves; never waits for work."""
+    while link.open:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        data = message.get("text")
+        if data is None:
+            data = message.get("bytes")
+        if data is not None:
+            session.submit(data)
 
 
 class _Link:
@@ -324,13 +378,19 @@ def create_app(
     host: str = "127.0.0.1",
     port: int | None = None,
     static_dir: Path | str | None = None,
+    engine: str = "cpu",
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    data_dir: Path | str | None = None,
 ) -> Starlette:
     """The viewer application. ``preset`` + ``overrides`` (dotted ``KEY=VALUE``): what a socket
     without a query shows; ``sps``: most simulation steps per second per connection (0 = as fast
     as possible); ``max_connections``: simultaneous sockets; ``max_agents``: cap on agents.n;
     ``threads``: numba threads per step; ``host``/``port``: where it is served (for the Origin
     check; ``port`` None takes the ASGI server's); ``static_dir``: the built page (default: the
-    package's ``static``). Raises ValueError (a ControlError naming the field) for bad defaults.
+    package's ``static``); ``engine``: "cpu" or "cuda" (docs/gpu.md); ``max_pairs``: neighbour
+    pairs one search may hold; ``data_dir``: the folder whose PNG images clients may name as
+    ``navigation.image`` (None: none). Raises ValueError (a ControlError naming the field) for
+    bad defaults.
     ``app.state.viewer`` is the :class:`ViewerServer`."""
     server = ViewerServer(
         preset=preset,
@@ -342,6 +402,9 @@ def create_app(
         host=host,
         port=port,
         static_dir=Path(static_dir) if static_dir is not None else None,
+        engine=engine,
+        max_pairs=max_pairs,
+        data_dir=Path(data_dir) if data_dir is not None else None,
     )
 
     @contextlib.asynccontextmanager

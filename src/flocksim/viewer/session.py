@@ -5,12 +5,25 @@ and overrides and talks to its client through one ``send`` coroutine (text = JSO
 frame); the transport (the WebSocket of :mod:`flocksim.viewer.server`, or a test) only feeds
 it the client's messages with :meth:`ViewerSession.receive`.
 
-Threads: every operation on the simulation (step, control, frame encoding, neighbour count)
-runs on the session's one worker thread, in submission order, so none ever sees a
-half-stepped state and no lock is needed; the event loop only schedules. The numba kernels
-release the GIL, so serving stays responsive while a flock steps. Under numba's
+Threads: every operation on the simulation (step, control parsing and validation, frame
+encoding, neighbour count) runs on the session's one worker thread, in submission order, so
+none ever sees a half-stepped state and no lock is needed; the event loop only schedules. The
+numba kernels release the GIL, so serving stays responsive while a flock steps. Under numba's
 ``workqueue`` threading layer, which must not be entered from two threads at once, all
 sessions share one lock around simulation work.
+
+Messages: the transport hands each client message to :meth:`ViewerSession.submit`, which never
+waits: messages queue (at most :data:`MAX_QUEUED_MESSAGES`) and are handled one at a time in
+arrival order; a message arriving while the queue is full is dropped, and one ``error`` then says
+how many were. So the transport keeps reading the socket (and its keep-alive pongs) however slow
+the messages are to handle.
+
+Budgets: ``agents.n`` is capped by ``max_agents`` (brute-force search by
+:data:`MAX_BRUTE_AGENTS`); a neighbour search may hold at most ``max_pairs`` pairs
+(:mod:`flocksim.budgets`), checked when parameters change (the flock the change keeps included)
+and at every step; ``navigation.image`` names an image of the server's
+:class:`~flocksim.viewer.images.ImageLibrary`, never a path. Simulations are built one at a time
+across all sessions, so the memory peak of a build is not multiplied by the connections.
 
 Stepping: at most ``sps`` steps per second (0 = as fast as the engine goes), never bursting
 to catch up after a slow step; the measured rate (steps over the last second) is status
@@ -36,6 +49,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from flocksim.budgets import BudgetError
 from flocksim.config import AnyParams, ConfigError, apply_overrides, to_dict
 from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
@@ -56,6 +70,7 @@ from flocksim.viewer.controls import (
     error_reply,
     parse_control,
 )
+from flocksim.viewer.images import ImageLibrary
 from flocksim.viewer.modes import Parked, ParkedModes, is_modified, mode_params
 from flocksim.viewer.protocol import encode_frame, status_values
 from flocksim.viewer.waves import schedule_from_now, schedule_wave
@@ -78,8 +93,17 @@ RATE_WINDOW = 1.0
 """Window of the measured step rate [s]."""
 MAX_PENDING_NEXT = 8
 """``next`` requests beyond this many unanswered ones are dropped (one frame answers each)."""
+MAX_QUEUED_MESSAGES = 32
+"""Client messages waiting to be handled; more arriving meanwhile are dropped (and counted)."""
+DEFAULT_MAX_PAIRS = 10_000_000
+"""Default budget of neighbour pairs per search in a viewer's simulation (80 MB of metric list)."""
+MAX_BRUTE_AGENTS = 20_000
+"""Most agents a viewer's simulation may search by brute force (``neighbors.method = "brute"``:
+N^2 distance checks a step)."""
 
 _ENGINE_LOCK = threading.Lock()
+_BUILD_LOCK = threading.Lock()
+"""Held while a session builds a simulation: one build at a time in the process."""
 
 
 def _engine_guard() -> Any:
@@ -96,12 +120,18 @@ def _engine_guard() -> Any:
 
 def check_agent_cap(params: AnyParams, max_agents: int) -> None:
     """ControlError naming ``agents.n`` and the allowed range when ``params`` ask for more
-    than ``max_agents`` agents."""
+    than ``max_agents`` agents, or for a brute-force neighbour search over more than
+    :data:`MAX_BRUTE_AGENTS`."""
     n = int(params.agents.n)
     if n > max_agents:
         raise ControlError(
             f"agents.n: {n} is more than this server allows (flocksim serve --max-agents {max_agents}); "
             f"allowed: 0 to {max_agents}; got {n}"
+        )
+    if params.neighbors.method == "brute" and n > MAX_BRUTE_AGENTS:
+        raise ControlError(
+            f"neighbors.method: brute force over {n} agents ({n}^2 distance checks a step) is more than this server "
+            f"allows; allowed: auto | grid, or brute with at most {MAX_BRUTE_AGENTS} agents"
         )
 
 
@@ -220,6 +250,9 @@ class ViewerSession:
         max_agents: int = DEFAULT_MAX_AGENTS,
         threads: int | None = None,
         max_control_bytes: int = MAX_CONTROL_BYTES,
+        engine: str = "cpu",
+        max_pairs: int = DEFAULT_MAX_PAIRS,
+        images: ImageLibrary | None = None,
     ):
         if not (sps >= 0 and math.isfinite(sps)):
             raise ValueError(f"sps: must be >= 0 and finite (0 = as fast as possible), got {sps!r}")
@@ -227,8 +260,12 @@ class ViewerSession:
         self.sps = float(sps)
         self.max_agents = int(max_agents)
         self.threads = threads
+        self.engine = engine  # "cuda": the flock lives on the GPU (docs/gpu.md)
         self.max_control_bytes = int(max_control_bytes)
+        self.max_pairs = int(max_pairs)
+        self.images = ImageLibrary() if images is None else images
         self.sim: Simulation | None = None
+        self.params: AnyParams | None = None  # as the client sees them (image names, not paths)
         self.preset: str | None = None
         self.origin: str | None = None  # the preset the parameters started from (kept through set)
         self.modes = ParkedModes()  # the other 2D/3D mode's simulation, not stepping
@@ -248,14 +285,18 @@ class ViewerSession:
         self._neighbors: tuple[int, float, float] | None = None  # (generation, time, mean)
         self._neighbor_cost = 0.0  # [s] of the last neighbour search
         self._tasks: list[asyncio.Task] = []
+        self._inbox: asyncio.Queue[str | bytes | bytearray | memoryview] = asyncio.Queue(MAX_QUEUED_MESSAGES)
+        self._dropped = 0  # messages dropped since the last notice
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self, params: AnyParams, preset: str | None) -> None:
         """Build the simulation (on the worker thread), send the first ``params`` message and
-        start stepping and answering ``next``."""
+        start stepping, answering ``next`` and handling submitted messages. Raises ControlError
+        or :class:`~flocksim.budgets.BudgetError` (ValueErrors) for parameters over a limit."""
         check_agent_cap(params, self.max_agents)
-        await self._work(self._build, params)
+        await self._work(self._build, self.images.resolve(params))
+        self.params = params
         self.preset = self.origin = preset
         await self._send(self.params_message(reset=True))
         if self.closed:
@@ -263,6 +304,7 @@ class ViewerSession:
         self._tasks = [
             asyncio.create_task(self._step_loop(), name="flocksim-viewer-step"),
             asyncio.create_task(self._frame_loop(), name="flocksim-viewer-frames"),
+            asyncio.create_task(self._inbox_loop(), name="flocksim-viewer-inbox"),
         ]
 
     def stop(self) -> None:
@@ -299,7 +341,7 @@ class ViewerSession:
         """The ``params`` message: preset (None after a ``set``), the preset the parameters started
         from and whether they differ from it, model, dim, every parameter, whether the flock was
         refilled, whether stepping is paused, the other modes kept parked."""
-        params = self._sim.params
+        params = self._client_params
         return json.dumps(
             {
                 "type": "params",
@@ -325,25 +367,65 @@ class ViewerSession:
     async def send_error(self, message: str) -> None:
         await self._send(error_reply(message))
 
-    async def receive(self, data: str | bytes | bytearray | memoryview) -> None:
-        """Handle one client message (JSON text; UTF-8 bytes are read as text). Anything invalid
-        gets an ``error`` reply; the simulation goes on and the session stays usable."""
+    def submit(self, data: str | bytes | bytearray | memoryview) -> None:
+        """Queue one client message for :meth:`receive`, without waiting: when
+        :data:`MAX_QUEUED_MESSAGES` already wait, it is dropped and counted (one ``error`` tells
+        the client how many were, before the next message is handled)."""
         if self.closed:
             return
         try:
-            control = parse_control(data, self._sim.params, self.max_control_bytes)
-            await self._apply(control)
+            self._inbox.put_nowait(data)
+        except asyncio.QueueFull:
+            self._dropped += 1
+
+    async def _inbox_loop(self) -> None:
+        """Handle the submitted messages one at a time, in arrival order."""
+        while not self.closed:
+            data = await self._inbox.get()
+            dropped, self._dropped = self._dropped, 0
+            try:
+                if dropped:
+                    await self.send_error(
+                        f"server: busy; {dropped} message(s) arriving while {MAX_QUEUED_MESSAGES} others waited "
+                        "were dropped; send the next one after the replies to the last ones"
+                    )
+                await self.receive(data)
+            except ConnectionError:  # the client is gone: the transport ends the session
+                return
+
+    async def receive(self, data: str | bytes | bytearray | memoryview) -> None:
+        """Handle one client message now (JSON text; UTF-8 bytes are read as text): parsed and
+        validated on the worker thread, then applied. Anything invalid gets an ``error`` reply;
+        the simulation goes on and the session stays usable."""
+        if self.closed:
+            return
+        try:
+            control, params = await self._work(self._parse, data)
+            await self._apply(control, params)
         except ControlError as exc:
             await self.send_error(str(exc))
         except (ValueError, TypeError) as exc:  # a value the simulation rejects (e.g. turn: bird 0 caught)
-            await self.send_error(" ".join(str(exc).split()) or type(exc).__name__)
+            await self.send_error(self.images.scrub(" ".join(str(exc).split())) or type(exc).__name__)
         except (asyncio.CancelledError, ConnectionError):
             raise
         except Exception as exc:  # a bug must not end the connection; say so and log it
             log.exception("viewer: control message failed")
             await self.send_error(f"internal error: {type(exc).__name__}: {exc}")
 
-    async def _apply(self, control: Any) -> None:
+    def _parse(self, data: str | bytes | bytearray | memoryview) -> tuple[Any, AnyParams | None]:
+        """(control, the parameters to build for a ``set`` or ``preset``: image names resolved),
+        on the worker thread; ControlError for anything the server does not accept."""
+        control = parse_control(data, self._client_params, self.max_control_bytes)
+        if not isinstance(control, SetControl | PresetControl):
+            return control, None
+        check_agent_cap(control.params, self.max_agents)
+        return control, self.images.resolve(control.params)
+
+    @property
+    def _client_params(self) -> AnyParams:
+        return self.params if self.params is not None else self._sim.params
+
+    async def _apply(self, control: Any, params: AnyParams | None = None) -> None:
         if isinstance(control, NextControl):
             self._pending_next = min(self._pending_next + 1, MAX_PENDING_NEXT)
             self._want_frame.set()
@@ -357,14 +439,14 @@ class ViewerSession:
             self._notify()
             await self._send(self.state_message())
         elif isinstance(control, SetControl | PresetControl):
-            check_agent_cap(control.params, self.max_agents)
             keep = isinstance(control, SetControl)
             if keep:  # the parked mode stays unless both would exceed the agent cap
                 self.modes.fit_cap(int(control.params.agents.n), self.max_agents)
             else:  # another scene: its own modes
                 self.modes.clear()
             async with self._io:
-                reset = await self._work(self._change, control.params, keep)
+                reset = await self._work(self._change, params, keep)
+                self.params = control.params
                 self.modes.drop(control.params.world.dim)  # a set of world.dim: one simulation per mode
                 self.preset = control.name if isinstance(control, PresetControl) else None
                 if not keep:
@@ -399,9 +481,15 @@ class ViewerSession:
             raise ControlError("session: closed")
         return self.sim
 
+    def _new_simulation(self, params: AnyParams) -> Simulation:
+        """A simulation of ``params``, built while no other session builds one: building (a flow
+        field's graph, a large flock) peaks above what the simulation then keeps, and that peak
+        is not multiplied by the connections."""
+        with _BUILD_LOCK, _engine_guard():
+            return Simulation(params, engine=self.engine, threads=self.threads, max_pairs=self.max_pairs)
+
     def _build(self, params: AnyParams) -> None:
-        with _engine_guard():
-            sim = Simulation(params, threads=self.threads)
+        sim = self._new_simulation(params)
         if not self.closed:  # stop() may have run meanwhile: then the simulation is not kept
             self.sim = sim
         self.generation += 1
@@ -409,16 +497,19 @@ class ViewerSession:
 
     def _change(self, params: AnyParams, keep: bool) -> bool:
         """Switch to ``params``; keep the flock if ``keep`` and :func:`same_flock` allows, else
-        refill. Returns True when the flock was refilled."""
+        refill. Returns True when the flock was refilled. Nothing changes when the new simulation
+        is over a budget (a BudgetError): the kept flock's neighbour pairs are counted first."""
         old = self._sim
-        with _engine_guard():
-            new = Simulation(params, threads=self.threads)
+        new = self._new_simulation(params)
         refill = not (keep and same_flock(old.params, params) and old.state.n == new.state.n)
         if refill:
             _carry_pointer(old, new)
-            self.generation += 1
         else:
             carry_over(old, new)
+            with _engine_guard():
+                new.check_neighbor_budget()
+        if refill:
+            self.generation += 1
         if not self.closed:
             self.sim = new
         self._neighbors = None
@@ -448,18 +539,17 @@ class ViewerSession:
         target = self.modes.take(dim)
         fresh = target is None
         if target is None:
-            params, preset = mode_params(sim.params, self.origin, dim)
+            params, preset = mode_params(self._client_params, self.origin, dim)
             check_agent_cap(params, self.max_agents)
-            with _engine_guard():
-                built = Simulation(params, threads=self.threads)
-            target = Parked(built, preset, preset or self.origin)
+            built = self._new_simulation(self.images.resolve(params))
+            target = Parked(built, preset, preset or self.origin, params)
         with contextlib.suppress(ValueError):
             sim.set_pointer(None, "off")  # a parked flock is not steered by a released pointer
-        self.modes.park(here, Parked(sim, self.preset, self.origin))
+        self.modes.park(here, Parked(sim, self.preset, self.origin, self._client_params))
         self.modes.fit_cap(target.sim.state.n, self.max_agents)
         if not self.closed:
             self.sim = target.sim
-        self.preset, self.origin = target.preset, target.origin
+        self.preset, self.origin, self.params = target.preset, target.origin, target.params
         self.generation += 1
         self._neighbors = None
         self._rate.clear()
@@ -471,13 +561,19 @@ class ViewerSession:
             sim.step()
         self._rate.tick()
         state = sim.state
-        if not (np.isfinite(state.position).all() and np.isfinite(state.velocity).all()):
+        on_gpu = getattr(sim.engine, "state_is_finite", None)  # checked on the GPU: no copy (docs/gpu.md)
+        if on_gpu is not None:
+            finite = on_gpu(state)
+        else:
+            finite = np.isfinite(state.position).all() and np.isfinite(state.velocity).all()
+        if not finite:
             raise FloatingPointError(f"NaN or inf in the state after step {sim.steps}; reset or change parameters")
 
     def _mean_neighbors(self, sim: Simulation) -> float:
         """Status value 1. Topological: min(k, alive - 1), exactly what the search finds; metric:
         a neighbour search, redone at most every :data:`NEIGHBOR_COUNT_INTERVAL` seconds and
-        at most :data:`NEIGHBOR_COUNT_SHARE` of the time (a search costs ~70 ms at 100 000)."""
+        at most :data:`NEIGHBOR_COUNT_SHARE` of the time (a search costs ~70 ms at 100 000);
+        NaN when that search would hold more than ``max_pairs`` pairs."""
         alive = sim.state.n_alive
         if alive == 0:
             return math.nan
@@ -489,8 +585,11 @@ class ViewerSession:
         wait = max(NEIGHBOR_COUNT_INTERVAL, self._neighbor_cost / NEIGHBOR_COUNT_SHARE)
         if cached is not None and cached[0] == self.generation and now - cached[1] < wait:
             return cached[2]
-        with _engine_guard():
-            counts = sim.neighbors().counts[sim.state.alive]
+        try:
+            with _engine_guard():
+                counts = sim.neighbors().counts[sim.state.alive]
+        except BudgetError:  # the flock tightened past max_pairs: the step says so; frames go on
+            counts = np.zeros(0)
         mean = float(counts.mean()) if len(counts) else math.nan
         self._neighbor_cost = time.monotonic() - now
         self._neighbors = (self.generation, now, mean)
@@ -519,7 +618,10 @@ class ViewerSession:
             except Exception as exc:
                 if self.closed:  # the executor was shut down under the job
                     return
-                log.exception("viewer: step failed")
+                if isinstance(exc, BudgetError):  # the flock outgrew a budget: expected, no traceback
+                    log.warning("viewer: step stopped: %s", exc)
+                else:
+                    log.exception("viewer: step failed")
                 self.paused = True
                 self._resumed.clear()
                 self._rate.clear()
@@ -606,7 +708,9 @@ def _carry_pointer(old: Simulation, new: Simulation) -> None:
 
 __all__ = [
     "DEFAULT_MAX_AGENTS",
+    "DEFAULT_MAX_PAIRS",
     "DEFAULT_SPS",
+    "MAX_QUEUED_MESSAGES",
     "SELECTED_ID",
     "StepRate",
     "ViewerSession",

@@ -32,12 +32,12 @@ DEFAULT_SCENE = "starlings-3d"
 """The scene ``flocksim serve`` shows first."""
 
 
-def warm_up(params: AnyParams) -> float:
-    """Step a throwaway simulation of ``params`` twice, encode a frame and count neighbours as a
-    viewer session does, compiling (or loading from numba's cache) every kernel on the way.
-    Returns the seconds it took."""
+def warm_up(params: AnyParams, engine: str = "cpu", threads: int | None = None) -> float:
+    """Step a throwaway simulation of ``params`` (image paths resolved) on ``engine`` twice,
+    encode a frame and count neighbours as a viewer session does, compiling (or loading from
+    numba's cache) every kernel on the way. Returns the seconds it took."""
     started = time.perf_counter()
-    sim = Simulation(params)
+    sim = Simulation(params, engine=engine, threads=threads)
     with _engine_guard():
         sim.step(2)
         if sim.model.neighbor_query().mode == "metric":  # the session counts metric neighbours
@@ -46,12 +46,12 @@ def warm_up(params: AnyParams) -> float:
     return time.perf_counter() - started
 
 
-def warm_up_in_background(params: AnyParams) -> threading.Thread:
+def warm_up_in_background(params: AnyParams, engine: str = "cpu", threads: int | None = None) -> threading.Thread:
     """Run :func:`warm_up` in a daemon thread (a failure is logged, never raised)."""
 
     def run() -> None:
         try:
-            seconds = warm_up(params)
+            seconds = warm_up(params, engine=engine, threads=threads)
             log.debug("viewer: kernels ready after %.1f s", seconds)
         except Exception:  # the server serves anyway; the session will say what fails
             log.exception("viewer: warming up the kernels failed")

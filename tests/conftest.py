@@ -1,0 +1,44 @@
+"""Fixtures shared by several test files."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+
+@contextlib.contextmanager
+def _read_only(folder: Path) -> Iterator[None]:
+    """``folder`` (and what is in it) read-only for this process: a read-only bind mount of it as
+    root (permission bits do not stop root), permission bits otherwise."""
+    if os.geteuid() != 0:
+        modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")] if p.is_dir()}
+        for p in modes:
+            p.chmod(stat.S_IMODE(modes[p]) & ~0o222)
+        try:
+            yield
+        finally:
+            for p, mode in modes.items():
+                p.chmod(stat.S_IMODE(mode))
+        return
+    mount = ["mount", "--bind", str(folder), str(folder)]
+    if subprocess.run(mount, capture_output=True).returncode != 0:
+        pytest.skip("a read-only folder needs a bind mount here (root without mount rights)")
+    try:
+        remount = ["mount", "-o", "remount,bind,ro", str(folder)]
+        if subprocess.run(remount, capture_output=True).returncode != 0:
+            pytest.skip("cannot remount a bind mount read-only here")
+        yield
+    finally:
+        subprocess.run(["umount", str(folder)], capture_output=True, check=True)
+
+
+@pytest.fixture
+def read_only() -> Callable[[Path], contextlib.AbstractContextManager[None]]:
+    """``with read_only(folder):`` makes ``folder`` unwritable (as a read-only file system would)."""
+    return _read_only

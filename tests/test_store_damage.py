@@ -1,0 +1,235 @@
+"""Stores that never lie: a damaged trajectory store gives one line naming the damaged array and
+steps (exit status 2 on the command line) wherever it is read (info, info --check, open_run,
+render, plot, resume), and resume never writes into a store it could not verify."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import flocksim
+from flocksim.cli import app
+from flocksim.config import apply_overrides
+from flocksim.io import Recorder, TrajectoryError, TrajectoryStore, open_run, resume
+from flocksim.io.verify import checkpoint_checksum
+
+# 31 frames (steps 0, 2, ..., 60) in time chunks of 8 frames: chunk 1 holds frames 8-15, steps 16-30
+CHUNK_1 = "steps 16 to 30 (frames 8 to 15)"
+NEWEST = "checkpoint step_000000000060 (step 60)"
+
+
+@pytest.fixture(scope="module")
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("pristine") / "run.zarr"
+    params = apply_overrides(flocksim.load_preset("boids-2d"), ["agents.n=30"])
+    recorder = Recorder(path, every=2, chunk_frames=8, checkpoint_every=20, attrs={"steps_requested": 60})
+    with recorder:
+        flocksim.Simulation(params, seed=3, recorder=recorder).step(60)
+    return path
+
+
+def chunk(store: Path, array: str, key: str) -> Path:
+    return store / array / key
+
+
+def checkpoint_array(store: Path, what: str) -> Path:
+    """The folder of the newest checkpoint's array that holds ``what`` (e.g. state.position)."""
+    from flocksim.io.verify import array_paths
+
+    folder = sorted(p for p in (store / "checkpoints").iterdir() if p.is_dir())[-1]
+    attrs = json.loads((folder / "zarr.json").read_text())["attributes"]
+    index = next(i for i, where in array_paths(json.loads(attrs["tree"])).items() if where == what)
+    return folder / f"a{index}"
+
+
+def edit_checkpoint_attrs(store: Path, change: Callable[[dict], None]) -> None:
+    folder = sorted(p for p in (store / "checkpoints").iterdir() if p.is_dir())[-1]
+    meta = json.loads((folder / "zarr.json").read_text())
+    change(meta["attributes"])
+    (folder / "zarr.json").write_text(json.dumps(meta))
+
+
+def truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def forge_frames(store: Path) -> None:
+    """Lower the newest checkpoint's frame count by 4 and recompute its checksum, as a careful
+    forger would: only the frame count's agreement with the step array can tell."""
+
+    def change(attrs: dict) -> None:
+        import zarr
+
+        folder = sorted(p for p in (store / "checkpoints").iterdir() if p.is_dir())[-1]
+        arrays = [zarr.open_array(str(folder / f"a{i}"), mode="r")[...] for i in range(attrs["arrays"])]
+        attrs["frames"] -= 4
+        attrs["checksum"] = checkpoint_checksum(attrs["tree"], attrs["steps"], attrs["frames"], attrs["agents"], arrays)
+
+    edit_checkpoint_attrs(store, change)
+
+
+# damage -> (what to do to a copy of the store, the one line every reader gives, which readers see it)
+DAMAGE: dict[str, tuple[Callable[[Path], None], str, set[str]]] = {
+    "deleted checkpoint chunk": (
+        lambda s: chunk(checkpoint_array(s, "state.position"), "", "c/0/0").unlink(),
+        f"{NEWEST}, array a{{}} (state.position): chunk c/0/0 is missing",
+        {"check", "resume"},
+    ),
+    "deleted position chunk": (
+        lambda s: chunk(s, "position", "c/1/0/0").unlink(),
+        f"position, {CHUNK_1}: chunk c/1/0/0 is missing",
+        {"info", "check", "open_run", "render", "plot", "resume"},
+    ),
+    "deleted alive chunk": (
+        lambda s: chunk(s, "alive", "c/1/0").unlink(),
+        f"alive, {CHUNK_1}: chunk c/1/0 is missing",
+        {"info", "check", "open_run", "render", "plot", "resume"},
+    ),
+    "deleted step chunk": (
+        lambda s: chunk(s, "step", "c/1").unlink(),
+        "step, frames 8 to 15: chunk c/1 is missing",
+        {"info", "check", "open_run", "render", "plot", "resume"},
+    ),
+    "deleted velocity folder": (
+        lambda s: shutil.rmtree(s / "velocity"),
+        "array velocity is missing (its folder velocity/ or its zarr.json is gone)",
+        {"info", "check", "open_run", "render", "plot", "resume"},
+    ),
+    "edited frames attribute": (
+        lambda s: edit_checkpoint_attrs(s, lambda a: a.update(frames=a["frames"] - 4)),
+        f"{NEWEST}: its checksum does not match its arrays and counts (edited or corrupted)",
+        {"check", "resume"},
+    ),
+    "forged frames attribute": (
+        forge_frames,
+        f"{NEWEST}: it counts 27 frames, which disagrees with the step array (frame 27 is at step 54)",
+        {"check", "resume"},
+    ),
+    "truncated position chunk": (
+        lambda s: truncate(chunk(s, "position", "c/1/0/0")),
+        f"position, {CHUNK_1}: a chunk fails its CRC-32C checksum (corrupted or truncated)",
+        {"check", "render", "resume"},
+    ),
+    "truncated checkpoint chunk": (
+        lambda s: truncate(chunk(checkpoint_array(s, "state.velocity"), "", "c/0/0")),
+        f"{NEWEST}, array a{{}} (state.velocity): a chunk fails its CRC-32C checksum (corrupted or truncated)",
+        {"check", "resume"},
+    ),
+}
+
+
+def fingerprint(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` and a hash of its bytes."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(params=list(DAMAGE))
+def damaged(request, pristine, tmp_path) -> tuple[Path, str, set[str]]:
+    damage, message, readers = DAMAGE[request.param]
+    path = tmp_path / "damaged.zarr"
+    shutil.copytree(pristine, path)
+    damage(path)
+    if "{}" in message:  # the checkpoint array's index
+        what = "state.position" if "position" in message else "state.velocity"
+        message = message.format(checkpoint_array(path, what).name[1:])
+    return path, message, readers
+
+
+def test_the_pristine_store_verifies(pristine, runner):
+    result = runner.invoke(app, ["info", "--check", str(pristine)])
+    assert result.exit_code == 0, result.output
+    assert "check: no damage found" in result.stdout
+
+
+def test_every_reader_names_the_damage_in_one_line(damaged, runner, tmp_path):
+    path, message, readers = damaged
+    expected = f"error: {path}: damaged store: {message}"
+    commands = {
+        "info": ["info", path],
+        "check": ["info", "--check", path],
+        "render": ["render", path, "-o", tmp_path / "v.gif", "--size", "32x24", "-q"],
+        "plot": ["plot", path, "-o", tmp_path / "p.png"],
+        "resume": ["run", "--resume", path, "--steps", "80", "-q"],
+    }
+    before = fingerprint(path)
+    for reader, args in commands.items():
+        result = runner.invoke(app, [str(a) for a in args])
+        if reader in readers:
+            assert result.exit_code == 2, (reader, result.output)
+            assert result.stderr.strip().splitlines() == [expected], reader
+        else:
+            assert result.exit_code == 0, (reader, result.output)
+    assert not (tmp_path / "v.gif").exists() or "render" not in readers
+    assert fingerprint(path) == before  # resume wrote nothing into the store it could not verify
+    if "open_run" in readers:
+        with pytest.raises(TrajectoryError) as exc:
+            open_run(path)
+        assert str(exc.value) == f"{path}: damaged store: {message}"
+    if "resume" in readers:
+        with pytest.raises(TrajectoryError, match="damaged store"):
+            resume(path)
+        assert fingerprint(path) == before
+
+
+def test_resume_on_a_read_only_file_system_stops_before_any_work(pristine, tmp_path, runner, read_only):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    shutil.copytree(pristine, folder / "run.zarr")
+    with read_only(folder):
+        result = runner.invoke(app, ["run", "--resume", str(folder / "run.zarr"), "--steps", "80", "-q"])
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert "cannot be written" in line and "read-only" in line
+
+
+def test_a_store_of_format_1_reads_but_does_not_resume(pristine, tmp_path, runner):
+    """Stores written before format 2 (no chunk checksums, no checkpoint checksum, empty chunks
+    left out): readable when every chunk is there, never resumed, a gap named as such."""
+    path = tmp_path / "old.zarr"
+    shutil.copytree(pristine, path)
+    root = json.loads((path / "zarr.json").read_text())
+    root["attributes"]["flocksim_format_version"] = 1
+    (path / "zarr.json").write_text(json.dumps(root))
+    edit_checkpoint_attrs(path, lambda a: a.pop("checksum"))  # the newest, which resume reads
+    assert runner.invoke(app, ["info", str(path)]).exit_code == 0
+    assert open_run(path).sizes["time"] == 31
+    result = runner.invoke(app, ["run", "--resume", str(path), "--steps", "80", "-q"])
+    assert result.exit_code == 2 and "written by an older flocksim (trajectory format 1)" in result.stderr
+    (path / "alive" / "c" / "1" / "0").unlink()
+    result = runner.invoke(app, ["info", str(path)])
+    assert result.exit_code == 2 and "chunk c/1/0 is missing; it was written by an older flocksim" in result.stderr
+
+
+def test_every_chunk_is_written_even_when_it_holds_only_fill_values(tmp_path):
+    """An all-dead chunk (alive all false) and the columns of agents born later exist on disk, so a
+    missing chunk is always damage."""
+    path = tmp_path / "grow.zarr"
+    params = apply_overrides(flocksim.load_preset("boids-2d"), ["agents.n=4"])
+    with Recorder(path, every=1, chunk_frames=2) as recorder:
+        sim = flocksim.Simulation(params, seed=1, recorder=recorder)
+        sim.step(3)
+        sim.remove_agents([0, 1, 2, 3])
+        sim.step(3)
+        sim.add_agents([[1.0, 1.0]] * 5)  # a new agent chunk: filled for the 7 earlier frames
+        sim.step(2)
+    store = TrajectoryStore.open(path)
+    assert store.n_agents == 9
+    assert (path / "alive" / "c" / "2" / "0").is_file()  # frames 4-5: everyone dead, still written
+    assert (path / "position" / "c" / "0" / "2" / "0").is_file()  # frames 0-1 of the agents born at step 6
+    assert store.verify()["frames"] == 9
