@@ -144,6 +144,23 @@ def test_both_modes_together_stay_within_the_agent_cap():
         assert sum(s.state.n for s in session.simulations()) <= 700
 
 
+def test_a_new_mode_is_built_within_the_servers_budgets():
+    """A mode's simulation is built like any other: over --max-pairs it is refused with one error
+    and the shown mode goes on unchanged (7 nearest of 60 birds: 420 pairs; of 500: 3500)."""
+    app = create_app(preset="starlings-2d", overrides=["agents.n=60"], sps=0, max_pairs=1000)
+    with TestClient(app) as c, c.websocket_connect("/ws") as ws:
+        opened(ws)
+        send(ws, type="mode", dim=3)  # the twin starlings-3d: 500 birds
+        message = expect(ws, "error")["message"]
+        assert "3,500" in message and "1,000 pairs" in message, message
+        assert frame(ws).n_agents == 60
+        (session,) = server_of(c).sessions
+        assert session.sim.params.world.dim == 2 and session.modes.dims == []
+        send(ws, type="set", changes={"agents.n": 40})
+        params = expect(ws, "params")
+        assert params["dim"] == 2 and params["params"]["agents"]["n"] == 40
+
+
 @pytest.mark.parametrize(
     ("message", "words"),
     [
