@@ -10,7 +10,12 @@ measure for ``--seconds`` seconds each:
   steps as fast as it can; the page pulls one frame per drawn frame): what a user sees;
 - ``render_fps``: with the simulation paused, the view rotated continuously by a mouse drag:
   renders per second of one still frame, the drawing cost alone (the page's own count of
-  renders in the last second, ``flocksim.fps``, sampled every 0.5 s, mean).
+  renders in the last second, ``flocksim.fps``, sampled every 0.5 s, mean);
+- ``browser_cpu_ms_per_frame`` / ``browser_cpu_ms_per_render``: CPU time [ms] the browser's
+  processes (chromium and its GPU process, which runs SwiftShader; every descendant of this
+  script except the server) used per frame drawn in the live window and per render in the
+  rotating window. On a machine shared with other work the frame rates fall with the load, but
+  CPU time per frame hardly does: it is the figure to compare two builds with there.
 
 Both read only what every version of the page exposes (``flocksim.framesDrawn``, ``flocksim.fps``,
 the Pause button), so two builds can be compared: run this script for each, alternately, e.g.
@@ -44,7 +49,35 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
 
 
-def measure(browser, n: int, port: int, args: argparse.Namespace) -> dict:
+TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+def browser_cpu_s(server_pid: int) -> float:
+    """CPU time [s] (user + system) of this process's descendants, the server's subtree excepted:
+    the browser's processes (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)  # field 4: ppid
+        times[pid] = (int(fields[11]) + int(fields[12])) * TICK_S  # fields 14, 15: utime, stime
+    total, todo = 0.0, list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        if pid == server_pid:
+            continue
+        total += times.get(pid, 0.0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+def measure(browser, n: int, port: int, server_pid: int, args: argparse.Namespace) -> dict:
     page = browser.new_page(viewport={"width": args.width, "height": args.height})
     try:
         started = time.perf_counter()
@@ -52,10 +85,12 @@ def measure(browser, n: int, port: int, args: argparse.Namespace) -> dict:
         page.wait_for_function("window.flocksim && flocksim.framesDrawn >= 2", timeout=900_000)
         first = time.perf_counter() - started
         page.wait_for_timeout(1000 * args.warmup)
+        c0 = browser_cpu_s(server_pid)
         f0, t0 = page.evaluate("[flocksim.framesDrawn, performance.now()]")
         page.wait_for_timeout(1000 * args.seconds)
         f1, t1 = page.evaluate("[flocksim.framesDrawn, performance.now()]")
         live = (f1 - f0) / ((t1 - t0) / 1000)
+        cpu_per_frame = 1e3 * (browser_cpu_s(server_pid) - c0) / max(f1 - f0, 1)
         page.click("#pause")
         page.wait_for_function("flocksim.paused === true", timeout=60_000)
         box = page.locator("#view").bounding_box()
@@ -64,15 +99,22 @@ def measure(browser, n: int, port: int, args: argparse.Namespace) -> dict:
         page.mouse.down()
         samples, end, k = [], time.monotonic() + args.seconds, 0
         next_sample = time.monotonic() + 1.0  # the first second fills the page's window
+        c0, s0 = browser_cpu_s(server_pid), next_sample
         while time.monotonic() < end:
             k += 1
             page.mouse.move(cx + 120 * ((k % 40) / 20 - 1), cy + 10 * ((k % 7) - 3), steps=2)
             if time.monotonic() >= next_sample:
                 samples.append(page.evaluate("flocksim.fps"))
                 next_sample += 0.5
+        c1, s1 = browser_cpu_s(server_pid), time.monotonic()
         page.mouse.up()
         render = sum(samples) / len(samples) if samples else float("nan")
-        return {"live_fps": round(live, 2), "render_fps": round(render, 2), "first_frame_s": round(first, 1)}
+        # renders in the sampled window: mean renders per second x its length (all the window's CPU
+        # time is charged to them, including the second before the first sample)
+        cpu_per_render = 1e3 * (c1 - c0) / max(render * (s1 - s0), 1)
+        return {"live_fps": round(live, 2), "render_fps": round(render, 2), "first_frame_s": round(first, 1),
+                "browser_cpu_ms_per_frame": round(cpu_per_frame, 1),
+                "browser_cpu_ms_per_render": round(cpu_per_render, 1)}  # fmt: skip
     finally:
         page.close()
 
@@ -94,7 +136,7 @@ def main() -> None:
                 port = free_port()
                 server = start_server(n, port, None)
                 try:
-                    row = measure(browser, n, port, args)
+                    row = measure(browser, n, port, server.pid, args)
                 finally:
                     stop_server(server)
                 source = str(Path(flocksim.__file__).parent)
