@@ -29,6 +29,9 @@ setup() {
     touch "$stamp"
   fi
   build_web
+  # the viewer's first scene: compile its numba kernels now rather than in front of the first
+  # viewer (minutes after an install or an update; a no-op once done for these sources)
+  "$VENV/bin/python" -m flocksim.viewer.warmup
 }
 
 # Debian packages, installed only where missing and only as root with apt (CI, fresh machines).

@@ -264,14 +264,19 @@ def test_pause_replay_and_resume(open_page):
     page.eval_on_selector("#timeline", "t => { t.value = 0; t.dispatchEvent(new Event('input')); }")
     wait(page, f"flocksim.frame.step < {paused_step}")
     start_step = hook(page, "frame")["step"]
-    # play at 0.25x: the replay position advances at a quarter of real time, status follows
+    # play at 0.25x: the replay position advances at a quarter of real time (the page's clock),
+    # status follows
     page.click("#replay-play")
     wait(page, "flocksim.replaying === true")
-    p0, t0 = hook(page, "replay")["position"], time.monotonic()
-    time.sleep(1.5)
-    p1, t1 = hook(page, "replay")["position"], time.monotonic()
+    clock = "[flocksim.replay.position, performance.now() / 1000]"
+    p0, t0 = page.evaluate(clock)
+    wait(page, f"performance.now() / 1000 > {t0 + 1.5}")
+    p1, t1 = page.evaluate(clock)
     rate = (p1 - p0) / (t1 - t0)
     assert 0.12 < rate < 0.32, rate
+    page.click("#replay-play")  # stop the replay: the frame on screen stays
+    wait(page, "flocksim.replaying === false")
+    next_frames(page)
     replay_step = hook(page, "frame")["step"]
     assert start_step < replay_step < paused_step
     shown = hook(page, "status")["polarization"]
@@ -342,7 +347,8 @@ def test_scene_screenshots(open_page, tmp_path):
     names = sorted(presets) if out_env else ["starlings-2d", "starlings-3d"]
     for name in names:
         page = open_page(query(name), frames=5, viewport=SCREENSHOT_VIEWPORT)
-        wait(page, f"flocksim.frame.time > {2.0 if out_env else 0.5}", 120_000)  # let the scene develop
+        # let the scene develop (100 000 birds step slowly on a busy machine)
+        wait(page, f"flocksim.frame.time > {2.0 if out_env else 0.5}", 900_000 if out_env else 120_000)
         assert hook(page, "foregroundPixels()")["foreground"] > 100, name
         page.screenshot(path=str(out / f"viewer-{name}.png"))
         if out_env and name == "starlings-3d":
@@ -357,3 +363,331 @@ def test_scene_screenshots(open_page, tmp_path):
         page.close()
     for name in names:
         assert (out / f"viewer-{name}.png").stat().st_size > 10_000
+
+
+# ---- issue 16: the pixel helper, first start, modes, controls, replay, recording, the 3D look -----
+
+
+def slide(page, selector: str, value: float) -> None:
+    """Move a range input to a value as a drag would (input events, then change)."""
+    page.eval_on_selector(
+        selector,
+        "(s, v) => { s.value = v; s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change')); }",
+        value,
+    )
+
+
+def view_rect(page) -> dict[str, float]:
+    """The canvas's client rectangle: x, y (top left), w, h [CSS px]."""
+    return page.evaluate(
+        "(r => ({x: r.left, y: r.top, w: r.width, h: r.height}))(flocksim.canvas.getBoundingClientRect())"
+    )
+
+
+def next_frames(page, n: int = 2) -> None:
+    """Let the page run n animation frames (its tick) before the next check."""
+    page.evaluate(
+        "n => new Promise(done => { const f = k => (k ? requestAnimationFrame(() => f(k - 1)) : done()); f(n); })", n
+    )
+
+
+@pytest.mark.parametrize("preset", ["starlings-2d", "starlings-3d"])
+def test_foreground_pixels_see_nothing_on_a_blank_canvas(open_page, preset):
+    """The helper behind every "the canvas shows the flock" assertion: with no agent it must count
+    (almost) nothing, so each `> 100` / `> 300` assertion fails on a blank canvas."""
+    page = open_page(query(preset, "agents.n=0"))
+    drawn = hook(page, "foregroundPixels()")
+    assert drawn["width"] > 100 and drawn["height"] > 100, drawn
+    assert drawn["foreground"] < 20, drawn
+    page.evaluate("flocksim.send({type: 'set', changes: {'agents.n': 150}})")
+    wait(page, "flocksim.frame.nAgents === 150")
+    frames_later(page)
+    assert hook(page, "foregroundPixels()")["foreground"] > 300
+
+
+def test_compiling_kernels_is_announced(open_page):
+    """While numba compiles (the first start after an install: minutes), the page says so with
+    progress, and stops saying so when it is done. A compile is simulated with numba's own
+    compile events, which the server listens to."""
+    from numba.core import event
+
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    data = {"dispatcher": None, "args": (), "return_type": None}
+    event.start_event("numba:compile", data=data)
+    try:
+        wait(page, "document.getElementById('overlay').textContent.includes('compiling kernels (first start only)')")
+        assert page.locator("#overlay").is_visible()
+        text = page.locator("#overlay").inner_text()
+        assert "s" in text and any(ch.isdigit() for ch in text), text  # progress: kernels and seconds
+    finally:
+        event.end_event("numba:compile", data=data)
+    page.locator("#overlay").wait_for(state="hidden", timeout=WAIT_MS)
+
+
+def test_2d_3d_switch_keeps_each_modes_world_after_a_change(open_page):
+    """starlings-3d, a Basic change, 2D: starlings-2d's 960 x 540 box (not the 3D ellipsoid cut
+    down); back to 3D: the 3D world and the change made there."""
+    page = open_page(query("starlings-3d", "agents.n=150"))
+    slide(page, "#basic-w-separation", 2.5)
+    wait(page, "flocksim.params.rules.separation.weight === 2.5")
+    page.click("#mode-2d")
+    wait(page, "flocksim.dim === 2 && flocksim.frame?.dim === 2")
+    bounds = hook(page, "params")["world"]["bounds"]
+    assert bounds["kind"] == "box" and bounds["size"] == [960.0, 540.0], bounds
+    assert "2D" in page.locator("#scene-description").inner_text()
+    page.click("#mode-3d")
+    wait(page, "flocksim.dim === 3 && flocksim.frame?.dim === 3")
+    params = hook(page, "params")
+    assert params["world"]["bounds"]["kind"] == "ellipsoid"
+    assert params["world"]["bounds"]["size"] == [520.0, 260.0, 420.0]
+    assert params["rules"]["separation"]["weight"] == 2.5
+    assert params["agents"]["n"] == 150
+    assert "3D" in page.locator("#scene-description").inner_text()
+
+
+def test_switching_back_resumes_the_modes_flock_and_replay(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    wait(page, "flocksim.replay.length >= 30 && flocksim.frame.step > 60")
+    kept = hook(page, "replay")["length"]
+    step = hook(page, "frame")["step"]
+    page.click("#mode-3d")
+    wait(page, "flocksim.frame?.dim === 3")
+    frames_later(page)
+    page.click("#mode-2d")
+    wait(page, "flocksim.frame?.dim === 2")
+    # the 2D flock goes on from where it was (it did not step while 3D was shown), its replay kept
+    assert hook(page, "frame")["step"] >= step
+    assert hook(page, "replay")["length"] >= kept
+
+
+def test_refused_values_do_not_stay_in_the_controls(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    n = page.locator("#basic-agents")
+    n.fill("300000")
+    n.press("Enter")  # the field keeps the focus
+    page.locator("#error").wait_for(state="visible", timeout=WAIT_MS)
+    wait(page, "document.getElementById('basic-agents').value === '150'")
+    page.click("#tab-expert")
+    page.click("details[data-group='rules.alignment'] > summary")
+    weight = page.locator("#expert-panel [data-key='rules.alignment.weight']")
+    weight.fill("-1")
+    weight.press("Enter")
+    wait(page, "document.querySelector(\"#expert-panel [data-key='rules.alignment.weight']\").value === '1'")
+    page.select_option("#expert-panel [data-key='model']", "vicsek")  # not valid in a walled world
+    wait(page, "document.querySelector(\"#expert-panel [data-key='model']\").value === 'reynolds'")
+    assert hook(page, "model") == "reynolds"
+
+
+def test_shortcuts_act_on_the_view_unless_a_text_field_has_focus(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150", "turning.enabled=false"))
+    page.click("#pause")
+    wait(page, "flocksim.paused === true && flocksim.settled")
+    # a click on a button gives the focus back to the view
+    assert page.evaluate("document.activeElement.id") == "view"
+    # arrow keys on the focused scene drop-down turn the flock, they do not change the scene
+    before = hook(page, "selected()")["heading"]
+    scene = page.locator("#preset").input_value()
+    page.focus("#preset")
+    page.keyboard.press("ArrowLeft")
+    wait(page, f"(h => h[0] * {before[0]} + h[1] * {before[1]} < 0.5)(flocksim.selected().heading)")
+    assert page.locator("#preset").input_value() == scene
+    assert hook(page, "preset") == "starlings-2d"
+    # Space on a focused checkbox resumes the simulation, it does not tick the box
+    page.focus("#basic-predator")
+    page.keyboard.press("Space")
+    wait(page, "flocksim.paused === false")
+    assert not page.locator("#basic-predator").is_checked()
+    assert hook(page, "params")["predator"]["enabled"] is False
+    # in a text field the keys are the field's
+    page.focus("#basic-agents")
+    page.keyboard.press("Space")
+    next_frames(page)
+    assert hook(page, "paused") is False
+
+
+def test_recording_forces_a_spontaneous_turn_three_seconds_in(open_page):
+    """On by default: turning is switched on for the recording, a spontaneous turn (a wave of
+    turning birds, flag bit 2) starts about 3 s in, and the setting comes back afterwards."""
+    page = open_page(query("starlings-2d", "agents.n=150", "turning.enabled=false"))
+    assert page.locator("#record-turn").is_checked()
+    page.fill("#record-seconds", "0")
+    start = hook(page, "frame")["time"]
+    page.click("#record")
+    wait(page, "flocksim.recording === true && flocksim.params.turning.enabled === true", 10_000)
+    wait(page, "flocksim.turningCount() > 0", 60_000)
+    t = hook(page, "frame")["time"]
+    assert 2.5 <= t - start <= 6.0, (start, t)
+    page.click("#record")
+    wait(page, "flocksim.recording === false && flocksim.params.turning.enabled === false")
+
+
+def test_clean_view_has_an_exit_on_screen(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    page.click("#clean")
+    wait(page, "document.body.classList.contains('clean')")
+    exit_button = page.locator("#clean-exit")
+    assert exit_button.is_visible()
+    exit_button.click()
+    wait(page, "!document.body.classList.contains('clean')")
+    assert page.locator("#toolbar").is_visible()
+
+
+def test_scrubbing_back_then_changing_a_weight_keeps_the_view(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    wait(page, "flocksim.replay.length >= 30")
+    page.click("#pause")
+    wait(page, "flocksim.paused === true && flocksim.settled")
+    paused_step = hook(page, "frame")["step"]
+    page.eval_on_selector("#timeline", "t => { t.value = 0; t.dispatchEvent(new Event('input')); }")
+    wait(page, f"flocksim.frame.step < {paused_step}")
+    shown = hook(page, "frame")["step"]
+    slide(page, "#basic-w-cohesion", 2)
+    wait(page, "flocksim.params.rules.cohesion.weight === 2 && flocksim.settled")
+    next_frames(page, 3)
+    assert hook(page, "frame")["step"] == shown
+    assert hook(page, "replay")["position"] == 0
+
+
+def test_reset_while_paused_empties_the_timeline(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    wait(page, "flocksim.replay.length >= 30")
+    page.click("#pause")
+    wait(page, "flocksim.paused === true && flocksim.settled")
+    page.click("#reset")
+    wait(page, "flocksim.replay.length === 0 && flocksim.frame.step === 0")
+    replay = hook(page, "replay")
+    assert replay["position"] == 0, replay
+    assert page.locator("#replay-time").inner_text().startswith("0.0 s")
+
+
+def test_recording_while_paused_lasts_as_long_as_asked(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    page.click("#pause")
+    wait(page, "flocksim.paused === true && flocksim.settled")
+    page.uncheck("#record-turn")
+    page.select_option("#record-format", "webm")
+    page.fill("#record-seconds", "2")
+    page.click("#record")
+    wait(page, "flocksim.lastRecording && Number.isFinite(flocksim.lastRecording.duration)", 30_000)
+    assert hook(page, "lastRecording")["duration"] == pytest.approx(2.0, abs=0.5)
+
+
+def _corners_on_screen(page) -> list[dict]:
+    size = hook(page, "params")["world"]["bounds"]["size"]
+    corners = [[x, y, z] for x in (0, size[0]) for y in (0, size[1]) for z in (0, size[2])]
+    return [page.evaluate("p => flocksim.screenAt(p)", c) for c in corners]
+
+
+def test_fit_shows_the_whole_3d_box(open_page):
+    page = open_page(query("reef", "agents.n=150"))
+    page.click("#fit")
+    next_frames(page)
+    rect = view_rect(page)
+    for p in _corners_on_screen(page):
+        assert rect["x"] <= p["x"] <= rect["x"] + rect["w"], (p, rect)
+        assert rect["y"] <= p["y"] <= rect["y"] + rect["h"], (p, rect)
+
+
+def test_open_world_camera_follows_the_flock(open_page):
+    """Follow is on by default in an open world: the flock stays in the middle of the view."""
+    page = open_page(query("couzin"), frames=5)
+    assert page.locator("#follow").get_attribute("aria-pressed") == "true"
+    wait(page, "flocksim.frame.time > 15", 180_000)
+    c = hook(page, "centroid()")
+    p = page.evaluate("p => flocksim.screenAt(p)", c)
+    rect = view_rect(page)
+    assert abs(p["x"] - (rect["x"] + rect["w"] / 2)) < rect["w"] / 4, (p, rect)
+    assert abs(p["y"] - (rect["y"] + rect["h"] / 2)) < rect["h"] / 4, (p, rect)
+
+
+def test_panel_shows_slider_ranges_and_agent_size(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    hint = page.locator("#basic-fields .row:has(#basic-w-separation) .unit").inner_text()
+    assert "1e+6" not in hint and "0 to 5" in hint, hint
+    size = page.locator("#agent-size-value")
+    assert size.inner_text() == "1x"
+    page.eval_on_selector("#agent-size", "s => { s.value = 1; s.dispatchEvent(new Event('input')); }")
+    assert size.inner_text() == "2x"
+
+
+def test_a_query_with_overrides_is_not_labelled_as_the_preset(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    label = page.evaluate("(s => s.options[s.selectedIndex].text)(document.getElementById('preset'))")
+    assert "modified" in label, label
+    page.select_option("#preset", "boids-2d")
+    wait(page, "flocksim.preset === 'boids-2d'")
+    label = page.evaluate("(s => s.options[s.selectedIndex].text)(document.getElementById('preset'))")
+    assert label.startswith("boids-2d") and "modified" not in label, label
+
+
+def test_toolbar_buttons_keep_their_width(open_page):
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    width = lambda sel: page.locator(sel).bounding_box()["width"]  # noqa: E731
+    pause, record = width("#pause"), width("#record")
+    page.click("#pause")
+    wait(page, "flocksim.paused === true")
+    assert width("#pause") == pytest.approx(pause, abs=0.5)
+    page.click("#pause")
+    wait(page, "flocksim.paused === false")
+    page.uncheck("#record-turn")
+    page.fill("#record-seconds", "0")
+    page.click("#record")
+    wait(page, "document.getElementById('record').textContent.includes('Stop')")
+    assert width("#record") == pytest.approx(record, abs=0.5)
+    page.click("#record")
+    wait(page, "flocksim.recording === false")
+
+
+def test_status_shows_no_steps_per_second_during_replay(open_page):
+    """A replayed frame carries the step rate it was sent with; while replaying nothing steps, so
+    the status bar says 0."""
+    page = open_page(query("starlings-2d", "agents.n=150"))
+    wait(page, "flocksim.replay.length >= 45 && flocksim.status.steps_per_second > 0")
+    page.click("#pause")
+    wait(page, "flocksim.paused === true && flocksim.settled")
+    page.eval_on_selector("#timeline", "t => { t.value = t.max / 2; t.dispatchEvent(new Event('input')); }")
+    page.click("#replay-play")
+    wait(page, "flocksim.replaying === true && flocksim.status.steps_per_second > 0")
+    next_frames(page, 3)
+    assert page.locator("#status-sps").inner_text() == "0"
+
+
+def test_2d_agents_are_drawn_inside_the_border(open_page):
+    """Soft walls let birds fly past the box edge; the drawing stops at the border."""
+    weak_walls = ("world.bounds.turn_strength=20", "world.bounds.margin=0", "turning.enabled=false")
+    page = open_page(query("starlings-2d", "agents.n=150", *weak_walls))
+    wait(page, "flocksim.frame.bboxMin[0] < -30 || flocksim.frame.bboxMin[1] < -30 || "
+         "flocksim.frame.bboxMax[0] > 990 || flocksim.frame.bboxMax[1] > 570", 120_000)  # fmt: skip
+    page.click("#pause")
+    wait(page, "flocksim.paused === true && flocksim.settled")
+    lo = page.evaluate("p => flocksim.screenAt(p)", [0, 540, 0])
+    hi = page.evaluate("p => flocksim.screenAt(p)", [960, 0, 0])
+    box = hook(page, "foregroundPixels()")["box"]
+    assert box[0] >= lo["x"] - 2 and box[1] >= lo["y"] - 2, (box, lo)
+    assert box[2] <= hi["x"] + 2 and box[3] <= hi["y"] + 2, (box, hi)
+
+
+def _canvas_image(page):
+    import io
+
+    from PIL import Image
+
+    return Image.open(io.BytesIO(page.locator("#view").screenshot())).convert("RGB")
+
+
+def test_3d_sky_is_a_gradient_and_the_camera_frames_the_flock(open_page):
+    page = open_page(query("starlings-3d", "agents.n=0"))
+    image = _canvas_image(page)
+    w, h = image.size
+    top, low = image.getpixel((w // 2, 5)), image.getpixel((w // 2, int(h * 0.7)))
+    assert sum(abs(a - b) for a, b in zip(top, low, strict=True)) > 60, (top, low)
+    page.evaluate("flocksim.send({type: 'set', changes: {'agents.n': 300}})")
+    wait(page, "flocksim.frame.nAgents === 300")
+    page.click("#fit")  # 3D: frames the whole world...
+    page.click("#follow")  # ...and following frames the flock again
+    wait(page, "flocksim.following === true")
+    frames_later(page, 10)
+    box = hook(page, "foregroundPixels()")["box"]
+    rect = view_rect(page)
+    covered = max((box[2] - box[0]) / rect["w"], (box[3] - box[1]) / rect["h"])
+    assert covered > 0.5, (box, rect)

@@ -30,13 +30,17 @@ _counter = itertools.count()
 
 
 def _receive(ws):
+    """The next message, skipping ``compiling`` progress (sent whenever numba compiles)."""
+
     async def get():
         with anyio.fail_after(TIMEOUT):
             return await ws._send_rx.receive()
 
-    message = ws.portal.call(get)
-    assert message["type"] == "websocket.send", f"the server closed the socket: {message}"
-    return message
+    while True:
+        message = ws.portal.call(get)
+        assert message["type"] == "websocket.send", f"the server closed the socket: {message}"
+        if not (message.get("text") or "").startswith('{"type": "compiling"'):
+            return message
 
 
 def _check(message):

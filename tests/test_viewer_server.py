@@ -34,19 +34,23 @@ SMALL = "/ws?preset=boids-2d&set=agents.n%3D60"
 TIMEOUT = 900.0  # [s] generous: the first step of a model may compile its kernels (minutes on a busy host)
 
 
-def receive(ws, timeout=TIMEOUT):
-    """The next message: parsed JSON for text, bytes for a frame; WebSocketDisconnect on close."""
+def receive(ws, timeout=TIMEOUT, progress=False):
+    """The next message: parsed JSON for text, bytes for a frame; WebSocketDisconnect on close.
+    ``compiling`` progress messages (sent whenever numba compiles) are skipped unless ``progress``."""
 
     async def get():
         with anyio.fail_after(timeout):
             return await ws._send_rx.receive()
 
-    message = ws.portal.call(get)
-    if message["type"] == "websocket.close":
-        raise WebSocketDisconnect(code=message.get("code", 1000), reason=message.get("reason", ""))
-    if message.get("text") is not None:
-        return json.loads(message["text"])
-    return message["bytes"]
+    while True:
+        message = ws.portal.call(get)
+        if message["type"] == "websocket.close":
+            raise WebSocketDisconnect(code=message.get("code", 1000), reason=message.get("reason", ""))
+        if message.get("text") is None:
+            return message["bytes"]
+        parsed = json.loads(message["text"])
+        if progress or parsed.get("type") != "compiling":
+            return parsed
 
 
 def expect(ws, kind):

@@ -91,6 +91,7 @@ def serve(
     from flocksim.viewer.controls import MAX_CONTROL_BYTES
     from flocksim.viewer.http import guarded_protocol
     from flocksim.viewer.server import create_app, is_loopback
+    from flocksim.viewer.warmup import warm_up_in_background
 
     if engine not in ENGINES:
         fail(f"--engine: unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
@@ -144,6 +145,9 @@ def serve(
         )
     )
     out.print(f"flocksim viewer: {url}  (Ctrl-C stops)", markup=False, highlight=False, soft_wrap=True)
+    # the first scene's kernels: compiled now (first start after an install) or loaded from the cache
+    viewer = app.state.viewer
+    warm_up_in_background(viewer.images.resolve(viewer.default_params), engine=engine, threads=threads)
     if open_browser:
         threading.Thread(target=_open_when_up, args=(server, url), daemon=True).start()
     try:

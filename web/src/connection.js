@@ -19,6 +19,7 @@ export const MAX_CONTROL_BYTES = 65536;
  * @property {(message: string) => void} onError an `error` reply or a local failure
  * @property {(frame: import("./protocol.js").Frame) => void} onFrame
  * @property {(open: boolean) => void} onStatus socket opened (true) or lost (false)
+ * @property {(msg: object) => void} [onCompiling] the server compiles kernels (progress) or is done
  */
 
 export class Connection {
@@ -126,6 +127,9 @@ export class Connection {
         break;
       case "state":
         this.handlers.onState(msg);
+        break;
+      case "compiling":
+        this.handlers.onCompiling?.(msg);
         break;
       case "error":
         this.handlers.onError(String(msg.message));

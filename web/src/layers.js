@@ -7,45 +7,41 @@
 
 import * as THREE from "three";
 
+import { COLORS } from "./palette.js";
 import { LAYOUT_F32 } from "./protocol.js";
 import { ENTITY_FRAGMENT, ENTITY_VERTEX } from "./shaders.js";
 
-/** Colours (sRGB, as drawn). */
-export const COLORS = {
-  background: 0xe8eef4,
-  agent: 0x1f2a36,
-  selected: 0xd7191c,
-  neighbor: 0xff8c8c,
-  turning: 0xffd21f,
-  predator: 0xff7f0e,
-  target: 0x1a9850,
-  obstacle: 0x8c7d6e,
-  outline: 0x9aa7b4,
-  attract: 0x2ca25f,
-  repel: 0x8856a7,
-};
+export { COLORS };
 
 /**
  * Base shapes, pointing along +x, length about 1.6 (tip at x = 1).
  *
- * @param {"arrow"|"dart"|"diamond"|"octahedron"} kind
+ * @param {"arrow"|"bird"|"diamond"|"octahedron"} kind
  * @returns {THREE.BufferGeometry}
  */
 export function baseGeometry(kind) {
   const g = new THREE.BufferGeometry();
   let v;
   if (kind === "arrow") {
-    // 2D arrowhead: tip, left wing, notch; tip, notch, right wing
+    // 2D arrowhead: tip, left wing, notch; tip, notch, right wing. aEdge: per corner, a channel
+    // that is 0 along each outer edge of the arrow and 1 along the inner tip-notch edge, for the
+    // rim drawn around highlighted entries (shaders.js)
     v = [1, 0, 0, -0.6, 0.5, 0, -0.3, 0, 0, 1, 0, 0, -0.3, 0, 0, -0.6, -0.5, 0];
-  } else if (kind === "dart") {
-    // 3D dart: a flat wing triangle plus a keel, four faces
-    const tip = [1, 0, 0];
-    const l = [-0.6, 0, 0.5];
-    const r = [-0.6, 0, -0.5];
-    const top = [-0.5, 0.22, 0];
-    const bot = [-0.5, -0.14, 0];
-    v = [...tip, ...l, ...top, ...tip, ...top, ...r, ...tip, ...bot, ...l, ...tip, ...r, ...bot, ...l, ...bot, ...top];
-    v.push(...top, ...bot, ...r);
+    const tip = [1, 0, 1];
+    const wing = [0, 1, 1];
+    const notch = [1, 1, 0];
+    const edges = [...tip, ...wing, ...notch, ...[1, 1, 0], ...[0, 1, 1], ...[1, 0, 1]];
+    g.setAttribute("aEdge", new THREE.Float32BufferAttribute(edges, 3));
+  } else if (kind === "bird") {
+    // 3D bird, 2 triangles (cheap at 100 000): from the nose, a swept wing on each side ending at
+    // the tail, so it reads as a bird from above and below (z = the side; the wing tips beat in
+    // the shader; the slight upward dihedral keeps it visible edge-on)
+    const nose = [1, 0, 0];
+    const tail = [-0.6, 0.05, 0];
+    v = [...nose, -0.45, 0.12, 0.95, ...tail, ...nose, ...tail, -0.45, 0.12, -0.95];
+    g.setAttribute("position", new THREE.Float32BufferAttribute(v, 3));
+    g.computeVertexNormals(); // non-indexed: each corner gets its face's normal (flat shading)
+    return g;
   } else if (kind === "diamond") {
     v = [1, 0, 0, 0, 1, 0, -1, 0, 0, 1, 0, 0, -1, 0, 0, 0, -1, 0];
   } else {
@@ -62,9 +58,13 @@ export function baseGeometry(kind) {
 export class EntityLayer {
   /**
    * @param {THREE.BufferGeometry} base shape of one entry
-   * @param {{color: number, useFlags?: boolean, sizeFactor?: number}} options
+   * @param {{color: number, useFlags?: boolean, sizeFactor?: number, minPixels?: number, highlight?: number}} options
+   *   minPixels: smallest drawn length in 3D [px]; highlight: 0..1, how much the layer stands out
+   *   (less shading and haze in 3D, a dark rim in 2D), e.g. 1 for predators
+   * @param {Record<string, {value: *}>} shared uniforms shared by every layer (view and sky: see
+   *   ViewRenderer), by reference
    */
-  constructor(base, { color, useFlags = false, sizeFactor = 1 }) {
+  constructor(base, { color, useFlags = false, sizeFactor = 1, minPixels = 2, highlight = 0 }, shared = {}) {
     this.base = base;
     this.sizeFactor = sizeFactor;
     this.material = new THREE.ShaderMaterial({
@@ -72,6 +72,7 @@ export class EntityLayer {
       fragmentShader: ENTITY_FRAGMENT,
       side: THREE.DoubleSide,
       uniforms: {
+        ...shared,
         uQuant: { value: 0 },
         uBoxMin: { value: new THREE.Vector3() },
         uBoxExt: { value: new THREE.Vector3() },
@@ -83,8 +84,13 @@ export class EntityLayer {
         uNeighborColor: { value: new THREE.Color(COLORS.neighbor) },
         uTurningColor: { value: new THREE.Color(COLORS.turning) },
         uShade: { value: 0 },
+        uMinPixels: { value: minPixels },
+        uHighlight: { value: highlight },
+        uRimColor: { value: new THREE.Color(COLORS.rim) },
       },
     });
+    /** colours of an entry without a highlight: [2D, 3D] */
+    this.colors = [color, color];
     this.capacity = 0;
     this.layout = -1;
     this.dim = 0;
@@ -94,7 +100,18 @@ export class EntityLayer {
     this.mesh.visible = false;
   }
 
-  /** Replace the base shape (2D arrow <-> 3D dart). */
+  /**
+   * Set the plain colour used in 2D and in 3D.
+   *
+   * @param {number} color2d
+   * @param {number} color3d
+   */
+  setColors(color2d, color3d) {
+    this.colors = [color2d, color3d];
+    this.material.uniforms.uColor.value.set(this.dim === 3 ? color3d : color2d);
+  }
+
+  /** Replace the base shape (2D arrow <-> 3D bird). */
   setBase(base) {
     this.base.dispose();
     this.base = base;
@@ -130,6 +147,7 @@ export class EntityLayer {
     );
     u.uDim.value = dim;
     u.uShade.value = dim === 3 ? 1 : 0;
+    u.uColor.value.set(this.colors[dim === 3 ? 1 : 0]);
     u.uSize.value = size * this.sizeFactor;
   }
 
@@ -146,7 +164,7 @@ export class EntityLayer {
     const Head = frame.headings.constructor;
     const quantized = layout !== LAYOUT_F32;
     const g = new THREE.InstancedBufferGeometry();
-    g.setAttribute("position", this.base.getAttribute("position"));
+    for (const [name, attribute] of Object.entries(this.base.attributes)) g.setAttribute(name, attribute);
     if (this.base.index) g.setIndex(this.base.index);
     const attr = (Type, size, normalized) => {
       const a = new THREE.InstancedBufferAttribute(new Type(this.capacity * size), size, normalized);
@@ -293,9 +311,11 @@ export class BoundsOutline {
     disposeChildren(this.group);
     const { kind, size } = bounds;
     const periodic = kind === "periodic";
+    // 3D: faint white against the sky; 2D: grey on the light page
+    const look = dim === 3 ? { color: COLORS.outline3d, transparent: true, opacity: 0.2 } : { color: COLORS.outline };
     const material = periodic
-      ? new THREE.LineDashedMaterial({ color: COLORS.outline, dashSize: size[0] / 80, gapSize: size[0] / 80 })
-      : new THREE.LineBasicMaterial({ color: COLORS.outline });
+      ? new THREE.LineDashedMaterial({ ...look, dashSize: size[0] / 80, gapSize: size[0] / 80 })
+      : new THREE.LineBasicMaterial(look);
     let line;
     if (kind === "box" || periodic) {
       if (dim === 2) {

@@ -1,7 +1,7 @@
 /**
  * flocksim viewer page: connects to the server's `/ws`, draws its frames with three.js and wires
- * every control of the page (scene, reset, 2D/3D, clean mode, Basic/Expert panels, status bar,
- * turns, pause and replay, recording, pointer attract/repel). See docs/viewer.md.
+ * every control (scene, reset, 2D/3D, clean view, Basic/Expert panels, status bar, turns, pause
+ * and replay, recording, pointer attract/repel, follow, trails). See docs/viewer.md.
  *
  * A test hook is exposed on `window.flocksim` (frames drawn, last status, parameters, paused,
  * replaying, last recording, and helpers to map world and screen points).
@@ -12,21 +12,24 @@
 import "./style.css";
 
 import { Connection, socketUrl } from "./connection.js";
-import { switchMessage } from "./modes.js";
+import { shortcutFor, takesText } from "./keys.js";
+import { COLORS, LEGEND } from "./palette.js";
 import { BasicPanel, ExpertPanel } from "./panels.js";
 import { PointerControl } from "./pointer.js";
-import { agentCentroid, meanHeading, selectedAgent, statusOf } from "./protocol.js";
+import { FLAG_TURNING, agentCentroid, meanHeading, selectedAgent, statusOf } from "./protocol.js";
 import { CanvasRecorder, supportedContainers, videoDuration } from "./recorder.js";
 import { ViewRenderer } from "./renderer.js";
 import { ReplayStore } from "./replay.js";
 import { restoringChanges } from "./schema.js";
-import { ErrorBanner, StatusBar, byId, el } from "./ui.js";
+import { ErrorBanner, StatusBar, byId, compilingText, el } from "./ui.js";
 
 /** Replay speeds offered; the default is 0.25x. */
 export const REPLAY_SPEEDS = [0.1, 0.25, 0.5, 1];
 const DEFAULT_REPLAY_SPEED = 0.25;
-/** A recording with "force a turn" sends `turn` this long after it starts [s]. */
+/** A recording with "spontaneous turn" starts a turn this long after it starts [s of simulated time]. */
 const FORCED_TURN_AFTER_S = 3;
+/** Control messages the server answers with `params` or `error`. */
+const ANSWERED = new Set(["set", "preset", "reset", "mode"]);
 
 /**
  * @typedef {import("./protocol.js").Frame} Frame
@@ -36,6 +39,7 @@ class App {
   constructor() {
     this.canvas = /** @type {HTMLCanvasElement} */ (byId("view"));
     this.view = new ViewRenderer(this.canvas);
+    this.view.onFollowChange = (on) => byId("follow").setAttribute("aria-pressed", String(on));
     this.errors = new ErrorBanner();
     this.statusBar = new StatusBar();
     this.replays = new ReplayStore();
@@ -54,8 +58,12 @@ class App {
     this.pending = null;
     /** the frame on screen (live or replayed) */
     this.shown = null;
+    /** while paused: the newest state from the server (shown when the timeline is at its end) */
+    this.pausedFrame = null;
     /** a change was sent while paused with a frame in flight: fetch one more after it */
     this.refetchWhenPaused = false;
+    /** changes sent that the server has not answered yet (params or error) */
+    this.unanswered = 0;
     this.framesDrawn = 0;
     this.framesReceived = 0;
     this.renders = []; // times of the renders in the last second [ms]
@@ -63,18 +71,21 @@ class App {
     this.fpsShownAt = 0;
     this.lastTick = 0;
     this.replayDirty = false; // the replay position moved: draw it
-    this.pausedAt = 0; // performance.now() when paused [ms]
-    this.pausedTotal = 0; // time spent paused [ms]: excluded from the replay clock
     this.expertSnapshot = null;
     this.rebaseExpert = false;
     this.lastRecording = null;
     this.makingReplayVideo = false;
-    this.forcedTurnTimer = 0;
+    /** a recording switched spontaneous turning on: switch it off again when it ends */
+    this.restoreTurning = null;
     this.connected = false;
+    this.compiling = false;
 
     const panelHost = {
       set: (changes) => this.send({ type: "set", changes }),
-      error: (message) => this.errors.show(message),
+      error: (message) => {
+        this.errors.show(message);
+        this.refreshControls(true); // the refused value does not stay in its field
+      },
     };
     this.basic = new BasicPanel(byId("basic-fields"), panelHost);
     this.expert = new ExpertPanel(byId("expert-fields"), panelHost);
@@ -93,18 +104,22 @@ class App {
       onHello: (msg) => this.onHello(msg),
       onParams: (msg) => this.onParams(msg),
       onState: (msg) => this.onState(msg),
-      onError: (message) => this.errors.show(message),
+      onError: (message) => this.onError(message),
       onFrame: (frame) => this.onFrame(frame),
       onStatus: (open) => this.onConnection(open),
+      onCompiling: (msg) => this.onCompiling(msg),
     });
     this.bindControls();
+    this.buildLegend();
     this.connection.open();
     requestAnimationFrame((t) => this.tick(t));
   }
 
   /** Send a control message (errors are shown). */
   send(message) {
-    return this.connection.send(message);
+    const sent = this.connection.send(message);
+    if (sent && ANSWERED.has(message.type)) this.unanswered++;
+    return sent;
   }
 
   // ---- server messages -------------------------------------------------------------------
@@ -113,7 +128,10 @@ class App {
     this.connected = open;
     byId("connection").className = open ? "online" : "offline";
     byId("connection").title = open ? "connected" : "connection lost: reconnecting";
-    if (!open) this.errors.show("connection to the flocksim server lost: reconnecting");
+    if (!open) {
+      this.unanswered = 0;
+      this.errors.show("connection to the flocksim server lost: reconnecting");
+    }
   }
 
   onHello(msg) {
@@ -123,6 +141,7 @@ class App {
     this.replays = new ReplayStore();
     this.paused = false;
     this.replaying = false;
+    this.pausedFrame = null;
     const select = /** @type {HTMLSelectElement} */ (byId("preset"));
     select.replaceChildren(
       el("option", { value: "", text: "(custom parameters)", disabled: true }),
@@ -130,12 +149,26 @@ class App {
         el("option", { value: p.name, title: p.description, text: `${p.name} (${p.dim}D, ${p.n})` }),
       ),
     );
-    byId("overlay").hidden = true;
+    if (!this.compiling) this.showOverlay(null);
+  }
+
+  /** A `compiling` message: say that the kernels compile, with progress, or stop saying it. */
+  onCompiling(msg) {
+    this.compiling = Boolean(msg.active);
+    this.showOverlay(this.compiling ? compilingText(msg) : this.hello ? null : "Connecting to the flocksim server…");
+  }
+
+  /** Show a line over the view (null hides it). */
+  showOverlay(text) {
+    const overlay = byId("overlay");
+    overlay.hidden = text === null;
+    overlay.textContent = text ?? "";
   }
 
   onParams(msg) {
     const previous = this.current;
     this.current = msg;
+    this.unanswered = Math.max(this.unanswered - 1, 0);
     const model = msg.model;
     const schema = this.hello?.schemas?.[model];
     if (!previous || previous.model !== model) {
@@ -144,26 +177,65 @@ class App {
         this.expert.build(model, schema, Object.keys(this.hello.schemas));
       }
     }
-    this.basic.update(msg.params);
-    this.expert.update(msg.params);
-    /** @type {HTMLSelectElement} */ (byId("preset")).value = msg.preset ?? "";
+    this.refreshControls(false);
+    this.showScene(msg);
     byId("mode-2d").setAttribute("aria-pressed", String(msg.dim === 2));
     byId("mode-3d").setAttribute("aria-pressed", String(msg.dim === 3));
     byId("pointer-toggle").hidden = msg.dim !== 3;
     byId("scene-description").textContent = msg.params.description ?? "";
+    const turning = /** @type {HTMLInputElement} */ (byId("record-turn"));
+    turning.disabled = !msg.params.turning;
+    turning.title = msg.params.turning ? "" : "this model has no spontaneous turns";
     if (this.rebaseExpert || !this.expertSnapshot) {
       this.expertSnapshot = structuredClone(msg.params);
       this.rebaseExpert = false;
     }
     this.view.configure(msg.params);
-    if (msg.reset) {
-      // a refilled flock: its mode's replay buffer starts over (the other mode's stays)
-      this.replays.clear(msg.dim);
+    // replay buffers: a refilled flock starts its mode's buffer over; a mode whose simulation the
+    // server no longer keeps loses its buffer; a resumed mode keeps its own
+    if (msg.reset) this.replays.clear(msg.dim);
+    for (const dim of [2, 3]) if (dim !== msg.dim && !(msg.parked ?? []).includes(dim)) this.replays.clear(dim);
+    const modeChanged = previous && previous.dim !== msg.dim;
+    if (modeChanged) this.replays.markGap(); // a resumed mode goes on from where it was left
+    if (msg.reset || modeChanged) {
       this.stopReplay();
+      this.pausedFrame = null;
+      const buffer = this.buffer();
+      this.replayPosition = buffer ? buffer.duration : 0;
     }
     if (msg.paused !== this.paused) this.applyPaused(msg.paused);
-    else if (this.paused) this.requestPausedFrame(); // show the change
+    else if (this.paused && (this.atLiveEnd() || msg.reset || modeChanged)) this.requestPausedFrame(); // show the change
     this.refreshPauseUi();
+  }
+
+  /** The scene drop-down: the preset, or "NAME (modified)" when the parameters differ from it. */
+  showScene(msg) {
+    const select = /** @type {HTMLSelectElement} */ (byId("preset"));
+    const custom = select.options[0];
+    if (!custom) return;
+    if (msg.preset && !msg.modified) {
+      select.value = msg.preset;
+    } else {
+      custom.text = msg.origin ? `${msg.origin} (modified)` : "(custom parameters)";
+      select.value = "";
+    }
+  }
+
+  /** Every control shows what the simulation runs; `force` also rewrites the focused one. */
+  refreshControls(force) {
+    if (!this.current) return;
+    this.basic.update(this.current.params, force);
+    this.expert.update(this.current.params, force);
+  }
+
+  onError(message) {
+    this.errors.show(message);
+    if (this.unanswered > 0) {
+      // a change was refused: put back what the simulation runs, also in the field just edited
+      this.unanswered--;
+      this.refreshControls(true);
+      if (this.current) this.showScene(this.current);
+    }
   }
 
   onState(msg) {
@@ -171,8 +243,8 @@ class App {
   }
 
   /**
-   * Follow the server's paused flag: on pause, stop the replay clock, put the timeline at its end
-   * and fetch the state the simulation stopped at; on resume, leave the replay.
+   * Follow the server's paused flag: on pause, put the timeline at its end and fetch the state
+   * the simulation stopped at; on resume, leave the replay.
    *
    * @param {boolean} paused
    */
@@ -180,13 +252,13 @@ class App {
     const wasPaused = this.paused;
     this.paused = paused;
     if (this.paused && !wasPaused) {
-      this.pausedAt = performance.now();
+      this.replays.markGap(); // the flight resumes where it stopped
       const buffer = this.buffer();
       this.replayPosition = buffer ? buffer.duration : 0;
+      this.pausedFrame = null;
       this.requestPausedFrame(); // show the state the simulation stopped at
     } else if (!this.paused && wasPaused) {
-      if (this.pausedAt) this.pausedTotal += performance.now() - this.pausedAt;
-      this.pausedAt = 0;
+      this.pausedFrame = null;
       this.stopReplay();
       if (this.makingReplayVideo) this.recorder.stop();
     }
@@ -195,7 +267,9 @@ class App {
 
   onFrame(frame) {
     this.framesReceived++;
-    this.pending = frame;
+    if (this.paused) this.pausedFrame = frame;
+    // while paused and looking back in the replay, a fresh state waits until the timeline's end
+    if (!this.paused || this.atLiveEnd()) this.pending = frame;
     if (this.refetchWhenPaused && this.paused) {
       // a change was made while this frame was already on its way: ask for one showing it
       this.refetchWhenPaused = false;
@@ -210,9 +284,10 @@ class App {
     return this.current ? this.replays.get(this.current.dim) : null;
   }
 
-  /** Replay clock [s]: wall-clock time with the paused stretches taken out. */
-  liveClock() {
-    return (performance.now() - this.pausedTotal) / 1000;
+  /** Whether the view shows the newest state: running, or paused with the timeline at its end. */
+  atLiveEnd() {
+    const buffer = this.buffer();
+    return !this.paused || !buffer || buffer.length < 2 || this.replayPosition >= buffer.duration - 1e-6;
   }
 
   tick(now) {
@@ -225,7 +300,7 @@ class App {
       this.pending = null;
       // while paused, a frame comes only in answer to a change (or was on its way): show it too
       this.showFrame(frame);
-      if (!this.paused && this.current && frame.dim === this.current.dim) buffer?.offer(frame, this.liveClock());
+      if (!this.paused && this.current && frame.dim === this.current.dim) buffer?.offer(frame, now / 1000);
     } else if (replayView && (this.replaying || this.replayDirty)) {
       if (this.replaying) {
         this.replayPosition += dt * this.replaySpeed;
@@ -237,10 +312,14 @@ class App {
         }
       }
       this.replayDirty = false;
-      const frame = buffer.frameAt(this.replayPosition, this.period());
+      const live = this.pausedFrame && this.replayPosition >= buffer.duration - 1e-6;
+      const frame = live ? this.pausedFrame : buffer.frameAt(this.replayPosition, this.period());
       if (frame) this.showFrame(frame);
       this.refreshTimeline();
     }
+    // a recording needs frames even when nothing changes (paused): the canvas stream only
+    // captures what is drawn
+    if (this.recorder.recording) this.view.dirty = true;
     if (this.view.dirty) {
       this.view.render();
       this.renders.push(now);
@@ -263,12 +342,14 @@ class App {
     return bounds && bounds.kind === "periodic" ? bounds.size : null;
   }
 
-  /** Draw a frame and show its status values. */
+  /** Draw a frame and show its status values (no steps per second while paused: nothing steps). */
   showFrame(frame) {
     this.view.show(frame);
     this.shown = frame;
     this.framesDrawn++;
-    this.statusBar.showStatus(statusOf(frame), frame.time);
+    const status = statusOf(frame);
+    if (this.paused) status.steps_per_second = 0;
+    this.statusBar.showStatus(status, frame.time);
   }
 
   /** While paused, ask for one frame (after a change, so the view shows it). */
@@ -313,24 +394,30 @@ class App {
     const buffer = this.buffer();
     const timeline = /** @type {HTMLInputElement} */ (byId("timeline"));
     const duration = buffer ? buffer.duration : 0;
+    this.replayPosition = Math.min(Math.max(this.replayPosition, 0), duration);
     timeline.max = String(duration);
     timeline.value = String(this.replayPosition);
     timeline.disabled = !buffer || buffer.length < 2;
+    const behind = Math.abs(this.replayPosition - duration) < 0.05 ? 0 : this.replayPosition - duration;
     byId("replay-time").textContent =
-      `${(this.replayPosition - duration).toFixed(1)} s (${buffer ? buffer.length : 0} frames, ${duration.toFixed(1)} s)`;
+      `${behind.toFixed(1)} s (${buffer ? buffer.length : 0} frames, ${duration.toFixed(1)} s)`;
   }
 
   // ---- recording -------------------------------------------------------------------------
 
-  /** Start recording the canvas live (auto-stop after the seconds input; optional forced turn). */
+  /** Start recording the canvas live (auto-stop after the seconds input; optional spontaneous turn). */
   startRecording() {
     const seconds = Number(/** @type {HTMLInputElement} */ (byId("record-seconds")).value) || 0;
-    const forceTurn = /** @type {HTMLInputElement} */ (byId("record-turn")).checked;
-    this.record({ seconds });
-    if (forceTurn) {
-      this.forcedTurnTimer = setTimeout(() => {
-        if (this.recorder.recording) this.send({ type: "turn", direction: "left" });
-      }, FORCED_TURN_AFTER_S * 1000);
+    const turnBox = /** @type {HTMLInputElement} */ (byId("record-turn"));
+    if (!this.record({ seconds })) return;
+    const turning = this.current?.params.turning;
+    if (turnBox.checked && !turnBox.disabled && turning) {
+      // spontaneous turning on for the recording (back off at its end), the first turn 3 s in
+      if (!turning.enabled) {
+        this.send({ type: "set", changes: { "turning.enabled": true } });
+        this.restoreTurning = { origin: this.current.origin, dim: this.current.dim };
+      }
+      this.send({ type: "wave", delay: FORCED_TURN_AFTER_S });
     }
   }
 
@@ -346,7 +433,11 @@ class App {
     this.refreshPauseUi();
   }
 
-  /** Start the recorder and handle its result. */
+  /**
+   * Start the recorder and handle its result.
+   *
+   * @returns {boolean} whether it started
+   */
   record({ seconds }) {
     let finished;
     try {
@@ -355,18 +446,29 @@ class App {
     } catch (err) {
       this.errors.show(err.message);
       this.makingReplayVideo = false;
-      return;
+      return false;
     }
     this.view.dirty = true;
     finished
       .then((rec) => this.onRecording(rec))
       .catch((err) => this.errors.show(`recording failed: ${err.message ?? err}`))
       .finally(() => {
-        clearTimeout(this.forcedTurnTimer);
+        this.endForcedTurning();
         this.makingReplayVideo = false;
         this.refreshPauseUi();
       });
     this.refreshPauseUi();
+    return true;
+  }
+
+  /** Switch spontaneous turning off again if a recording switched it on (same scene and mode). */
+  endForcedTurning() {
+    const was = this.restoreTurning;
+    this.restoreTurning = null;
+    const cur = this.current;
+    if (was && cur && cur.origin === was.origin && cur.dim === was.dim && cur.params.turning?.enabled) {
+      this.send({ type: "set", changes: { "turning.enabled": false } });
+    }
   }
 
   async onRecording(rec) {
@@ -390,7 +492,7 @@ class App {
   updateRecordingUi() {
     const button = byId("record");
     const recording = this.recorder.recording;
-    button.textContent = recording ? `Stop (${this.recorder.elapsed.toFixed(1)} s)` : "Record";
+    button.textContent = recording ? `Stop ${this.recorder.elapsed.toFixed(1)} s` : "Record";
     button.classList.toggle("recording", recording);
     document.body.classList.toggle("is-recording", recording);
   }
@@ -398,15 +500,9 @@ class App {
   // ---- controls --------------------------------------------------------------------------
 
   switchMode(dim) {
-    if (!this.current || !this.hello) return;
-    const message = switchMessage(
-      this.current,
-      this.hello.presets.map((p) => p.name),
-      dim,
-    );
-    if (!message) return;
+    if (!this.current || this.current.dim === dim) return;
     this.rebaseExpert = true;
-    this.send(message);
+    this.send({ type: "mode", dim });
   }
 
   /** Show Basic or Expert; leaving Expert restores the parameters it started from. */
@@ -433,7 +529,21 @@ class App {
   }
 
   turn(direction) {
-    if (this.send({ type: "turn", direction }) && this.paused) this.requestPausedFrame();
+    if (this.send({ type: "turn", direction }) && this.paused) {
+      this.replayPosition = this.buffer()?.duration ?? 0; // the turn acts on the paused moment: show it
+      this.refreshTimeline();
+      this.requestPausedFrame();
+    }
+  }
+
+  /** The colour legend (View section). */
+  buildLegend() {
+    const hex = (c) => `#${c.toString(16).padStart(6, "0")}`;
+    byId("legend").replaceChildren(
+      ...LEGEND.map(([key, words]) =>
+        el("li", {}, el("span", { class: "swatch", style: `background:${hex(COLORS[key])}` }), words),
+      ),
+    );
   }
 
   bindControls() {
@@ -449,7 +559,9 @@ class App {
     on("turn-left", "click", () => this.turn("left"));
     on("turn-right", "click", () => this.turn("right"));
     on("fit", "click", () => this.view.fit());
+    on("follow", "click", () => this.view.setFollow(!this.view.following));
     on("clean", "click", () => this.setClean(!document.body.classList.contains("clean")));
+    on("clean-exit", "click", () => this.setClean(false));
     on("pointer-toggle", "click", (e) => {
       const pressed = e.currentTarget.getAttribute("aria-pressed") === "true";
       e.currentTarget.setAttribute("aria-pressed", String(!pressed));
@@ -481,46 +593,63 @@ class App {
     on("make-replay-video", "click", () => this.makeReplayVideo());
     on("agent-size", "input", (e) => {
       this.view.sizeScale = 2 ** Number(e.target.value);
+      byId("agent-size-value").textContent = `${Number(this.view.sizeScale.toFixed(2))}x`;
+      if (this.shown) this.view.show(this.shown);
+    });
+    on("trails", "change", (e) => {
+      this.view.trails.setEnabled(e.target.checked);
       if (this.shown) this.view.show(this.shown);
     });
     window.addEventListener("keydown", (e) => this.onKey(e));
+    // Space and Enter act on a focused button or checkbox when released: not when Space is ours
+    window.addEventListener("keyup", (e) => {
+      if (shortcutFor(e) === "pause") e.preventDefault();
+    });
+    // after a click on a button or a choice in a drop-down, checkbox or slider, the keys go back
+    // to the view (typing fields keep the focus)
+    document.addEventListener("click", (e) => {
+      const t = /** @type {HTMLElement} */ (e.target);
+      if (e.detail > 0 && t.closest?.("button")) this.focusView();
+    });
+    document.addEventListener("change", (e) => {
+      const t = /** @type {HTMLElement} */ (e.target);
+      if (!takesText(t) && (t.tagName === "SELECT" || t.tagName === "INPUT")) this.focusView();
+    });
+  }
+
+  focusView() {
+    this.canvas.focus({ preventScroll: true });
   }
 
   onKey(e) {
-    const t = /** @type {HTMLElement} */ (e.target);
-    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) {
-      return;
-    }
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const action = shortcutFor(e);
+    if (action === null) return;
+    e.preventDefault(); // a focused drop-down, checkbox or slider does not also take the key
     const clean = document.body.classList.contains("clean");
-    switch (e.key) {
-      case "Escape":
+    switch (action) {
+      case "leave-clean":
         if (clean) this.setClean(false);
         break;
-      case "c":
-      case "C":
+      case "clean":
         this.setClean(!clean);
         break;
-      case " ":
-        e.preventDefault();
+      case "pause":
         this.togglePause();
         break;
-      case "f":
-      case "F":
+      case "fit":
         this.view.fit();
         break;
-      case "r":
-      case "R":
+      case "reset":
         this.send({ type: "reset" });
         break;
-      case "ArrowLeft":
+      case "turn-left":
         this.turn("left");
         break;
-      case "ArrowRight":
+      case "turn-right":
         this.turn("right");
         break;
       default:
-        return;
+        break;
     }
   }
 }
@@ -599,17 +728,27 @@ function testHook(app) {
     get pointer() {
       return { mode: app.pointer.mode, point: app.pointer.point };
     },
+    get following() {
+      return app.view.following;
+    },
+    get compiling() {
+      return app.compiling;
+    },
+    /** The view's canvas element. */
+    canvas: app.canvas,
     /** Mean agent position of the frame on screen [world units]. */
     centroid: () => (app.shown ? agentCentroid(app.shown) : null),
     /** Position and unit heading of the selected agent (flag bit 0) on screen, null when none. */
     selected: () => (app.shown ? selectedAgent(app.shown) : null),
+    /** Agents in a spontaneous turn (flag bit 2) in the frame on screen. */
+    turningCount: () => (app.shown ? app.shown.flags.subarray(0, app.shown.nAgents).filter((f) => f & FLAG_TURNING).length : 0),
     /** Mean unit heading of the frame on screen (its length is the polarization). */
     meanHeading: () => (app.shown ? meanHeading(app.shown) : null),
     /** Client (CSS pixel) position of a world point. */
     screenAt: (point) => app.view.screenAt(point),
     /** World point under a client position (3D: on the plane through the centroid). */
     worldAt: (x, y) => app.view.worldAt(x, y, app.shown ? agentCentroid(app.shown) : null),
-    /** Render and count pixels that differ from the background. */
+    /** What the flock adds to the picture: pixels that differ from the view without it, and their box. */
     foregroundPixels: () => app.view.foregroundPixels(),
     /** Send a raw control message. */
     send: (message) => app.send(message),

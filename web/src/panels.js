@@ -97,10 +97,13 @@ function jsonLines(list) {
   return `[\n${list.map((x) => `  ${JSON.stringify(x)}`).join(",\n")}\n]`;
 }
 
-/** Update a control unless the user is editing it right now. */
-function showValue(control, value) {
-  if (document.activeElement === control.element && control.element.tagName !== "SELECT") return;
-  if (value !== undefined) control.setValue(value);
+/**
+ * Show a value in a control, unless the user is editing it right now (`force`: also then, e.g.
+ * after the server refused what was typed).
+ */
+function showValue(control, value, force = false) {
+  if (!force && document.activeElement === control.element && control.element.tagName !== "SELECT") return;
+  if (value !== undefined) control.setValue(value, force);
 }
 
 /** The Basic panel's choices: [dotted key, label, element id]. */
@@ -111,7 +114,7 @@ const BASIC_FIELDS = [
   ["turning.enabled", "Spontaneous turning", "basic-turning"],
   ["agents.n", "Agents", "basic-agents"],
 ];
-/** Live weight sliders (as in 2D boids demos): [dotted key, label, element id]. */
+/** Live weight sliders (the classic boids demo): [dotted key, label, element id]. */
 const WEIGHT_FIELDS = [
   ["rules.separation.weight", "Separation", "basic-w-separation"],
   ["rules.alignment.weight", "Alignment weight", "basic-w-alignment"],
@@ -156,7 +159,7 @@ export class BasicPanel {
       if (!node) continue;
       const control = this._slider(key, id);
       this.controls.set(key, control);
-      this.container.append(row(label, control.element, node, ""));
+      this.container.append(row(label, control.element, node, `slider 0 to ${WEIGHT_SLIDER_MAX}; more in Expert`));
     }
     if (this.controls.size === 0) {
       this.container.append(el("p", { class: "note", text: "This model has none of the basic choices: see Expert." }));
@@ -167,9 +170,10 @@ export class BasicPanel {
    * Show the values of a parameter set.
    *
    * @param {object} params
+   * @param {boolean} [force] also in the control being edited
    */
-  update(params) {
-    for (const [key, control] of this.controls) showValue(control, getKey(params, key));
+  update(params, force = false) {
+    for (const [key, control] of this.controls) showValue(control, getKey(params, key), force);
   }
 
   _slider(key, id) {
@@ -193,8 +197,8 @@ export class BasicPanel {
     input.addEventListener("change", send);
     return {
       element: wrap,
-      setValue: (v) => {
-        if (document.activeElement === input) return;
+      setValue: (v, force = false) => {
+        if (!force && document.activeElement === input) return;
         input.max = String(Math.max(WEIGHT_SLIDER_MAX, Number(v)));
         input.value = String(v);
         out.textContent = Number(v).toFixed(2);
@@ -261,9 +265,10 @@ export class ExpertPanel {
    * Show the values of a parameter set.
    *
    * @param {object} params
+   * @param {boolean} [force] also in the control being edited
    */
-  update(params) {
-    for (const [key, control] of this.controls) showValue(control, getKey(params, key));
+  update(params, force = false) {
+    for (const [key, control] of this.controls) showValue(control, getKey(params, key), force);
   }
 
   _group(schema, key, node, models) {

@@ -1,5 +1,5 @@
 /**
- * Pointer attract / repel: holding the left button attracts the flock to the
+ * Pointer attract / repel (docs/viewer.md): holding the left button attracts the flock to the
  * point under the pointer, the right button repels it. In 2D the point lies on the z = 0 plane;
  * in 3D on the plane through the flock's centroid facing the camera, and because a plain drag
  * rotates the 3D view, the pointer acts only while Shift is held or the "pointer" toggle is on.

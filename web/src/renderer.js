@@ -1,10 +1,17 @@
 /**
  * The view: a three.js scene drawn into the page's canvas. 2D worlds use an orthographic camera
- * fitted to the world (wheel zooms toward the cursor, middle button pans); 3D worlds a perspective
- * camera with OrbitControls (drag rotates, wheel or pinch zooms, right button pans).
+ * fitted to the world (wheel zooms toward the cursor, middle button pans) on a light page; 3D
+ * worlds a perspective camera with OrbitControls (drag rotates, wheel or pinch zooms, right button
+ * pans) under a dusk sky, seen from slightly below the flock as one sees a murmuration.
  *
  * Agents, predators and seek targets are instanced layers fed from each frame (see layers.js);
- * obstacles and the world's outline are built from the parameters.
+ * obstacles and the world's outline are built from the parameters; optional trails (trails.js).
+ *
+ * Camera: "Fit" shows the whole world (an open world: the flock). "Follow" keeps the flock in the
+ * middle of the view, and in 3D framed: the camera distance eases toward the distance that fits
+ * the flock, times the zoom the user chose (wheel or pinch while following sets that factor).
+ * Follow is on by default in 3D and in open worlds, off in bounded 2D worlds (the whole box
+ * is the picture); Fit in a bounded 3D world turns it off.
  *
  * @module renderer
  */
@@ -12,16 +19,36 @@
 import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 
+import { boxCorners, ellipsoidPoints, fitDistance, flockSample, sampleRadius } from "./camera.js";
 import { BoundsOutline, COLORS, EntityLayer, ObstacleLayer, baseGeometry } from "./layers.js";
+import { SKY, SUN_DIRECTION } from "./palette.js";
+import { pixelDifference } from "./pixels.js";
 import { FLAG_PREDATOR, FLAG_TARGET, extraRange } from "./protocol.js";
+import { SKY_FRAGMENT, SKY_VERTEX } from "./shaders.js";
+import { TrailLayer } from "./trails.js";
 
-/** Direction from the flock's centre to a fresh 3D camera (slightly above, in front). */
-const VIEW_DIRECTION = new THREE.Vector3(0.25, 0.45, 1).normalize();
+/** Direction from the flock's centre to a fresh 3D camera: in front, a little to the side and
+ * below, looking slightly up at the flock against the sky. */
+const VIEW_DIRECTION = new THREE.Vector3(0.35, -0.3, 1).normalize();
 const FOV_DEG = 45;
 /** Open worlds fit the flock's box enlarged by this factor (the flock spreads and drifts). */
 const OPEN_WORLD_MARGIN = 1.6;
 /** 3D agents are drawn this much larger than 2D ones (the view is farther away). */
-const SIZE_3D = 1.6;
+const SIZE_3D = 1.1;
+/** The flock fills this share of the view when framed (3D), leaving a margin. */
+const FLOCK_FILL = 0.8;
+/** Share of the flock's birds a framing keeps in view (stragglers may leave it). */
+const FLOCK_QUANTILE = 0.97;
+/** Per frame, the share of the way the followed camera moves toward the flock. */
+const FOLLOW_RATE = 0.12;
+/** Per frame, the share of the way the followed 3D camera's distance moves toward its goal. */
+const FOLLOW_ZOOM_RATE = 0.06;
+/** Smallest drawn length of an agent in 3D [CSS px] (highlights more, see shaders.js). */
+const MIN_AGENT_PIXELS = 2.2;
+/** Wing beats per second of simulated time (3D birds). */
+const FLAP_HZ = 7;
+/** Aerial perspective: haze of a bird at the far side of the flock. */
+const HAZE_MAX = 0.6;
 
 /**
  * @typedef {import("./protocol.js").Frame} Frame
@@ -38,17 +65,58 @@ export class ViewRenderer {
     this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
     this.renderer.setClearColor(COLORS.background, 1);
     this.scene = new THREE.Scene();
-    this.scene.add(new THREE.AmbientLight(0xffffff, 1.6));
-    const sun = new THREE.DirectionalLight(0xffffff, 2.2);
-    sun.position.set(0.4, 1, 0.6);
+    this.scene.add(new THREE.HemisphereLight(0xdfe8f5, 0x4a4238, 1.7));
+    const sun = new THREE.DirectionalLight(0xffe2c4, 2.0);
+    sun.position.set(...SUN_DIRECTION);
     this.scene.add(sun);
 
-    this.agents = new EntityLayer(baseGeometry("arrow"), { color: COLORS.agent, useFlags: true });
-    this.predators = new EntityLayer(baseGeometry("arrow"), { color: COLORS.predator, sizeFactor: 2.6 });
-    this.targets = new EntityLayer(baseGeometry("diamond"), { color: COLORS.target, sizeFactor: 1.6 });
+    /** uniforms every entity layer and the sky share (by reference) */
+    const color = (hex) => ({ value: new THREE.Color(hex) });
+    this.shared = {
+      uZenith: color(SKY.zenith),
+      uUpper: color(SKY.upper),
+      uHorizon: color(SKY.horizon),
+      uGlow: color(SKY.glow),
+      uHaze: color(SKY.haze),
+      uGround: color(SKY.ground),
+      uSunDir: { value: new THREE.Vector3(...SUN_DIRECTION) },
+      uPixelSize: { value: 0.001 },
+      uFlap: { value: 0 },
+      uFogNear: { value: 0 },
+      uFogFar: { value: 1 },
+      uFogMax: { value: HAZE_MAX },
+      uXray: { value: 0 },
+      uHazeColor: color(SKY.horizon),
+      uClipKind: { value: 0 },
+      uClip: { value: new THREE.Vector4() },
+    };
+    this.sky = new THREE.Mesh(
+      new THREE.PlaneGeometry(2, 2, 32, 24), // screen-covering grid, coloured per vertex
+      new THREE.ShaderMaterial({
+        vertexShader: SKY_VERTEX,
+        fragmentShader: SKY_FRAGMENT,
+        depthTest: false,
+        depthWrite: false,
+        uniforms: { ...this.shared, uInvViewProj: { value: new THREE.Matrix4() } },
+      }),
+    );
+    this.sky.frustumCulled = false;
+    this.sky.renderOrder = -1;
+    this.sky.visible = false;
+    this.scene.add(this.sky);
+
+    const shared = this.shared;
+    this.agents = new EntityLayer(baseGeometry("arrow"), { color: COLORS.agent, useFlags: true, minPixels: MIN_AGENT_PIXELS }, shared);
+    this.agents.setColors(COLORS.agent, COLORS.agent3d);
+    const predator = { color: COLORS.predator, sizeFactor: 2.6, minPixels: 10, highlight: 1 };
+    this.predators = new EntityLayer(baseGeometry("arrow"), predator, shared);
+    this.targets = new EntityLayer(baseGeometry("diamond"), { color: COLORS.target, sizeFactor: 1.6, minPixels: 9 }, shared);
+    this.trails = new TrailLayer();
     this.obstacles = new ObstacleLayer();
     this.outline = new BoundsOutline();
-    for (const o of [this.outline.group, this.obstacles.group, this.agents.mesh, this.targets.mesh]) this.scene.add(o);
+    for (const o of [this.outline.group, this.obstacles.group, this.trails.mesh, this.agents.mesh, this.targets.mesh]) {
+      this.scene.add(o);
+    }
     this.scene.add(this.predators.mesh);
     this.marker = new THREE.Mesh(
       new THREE.SphereGeometry(1, 16, 12),
@@ -66,16 +134,21 @@ export class ViewRenderer {
     this.worldKey = "";
     /** @type {{kind: string, size: number[]}|null} */
     this.bounds = null;
-    /** world rectangle or box to fit, null until known (open worlds: the first frame's box) */
+    /** world rectangle or box to fit, null for an open world */
     this.fitBox = null;
     this.needsFit = false;
     this.halfHeight = 1; // 2D: half the visible height at zoom 1 [world units]
-    this.baseSize = 1; // agent body length [world units]
-    /** User factor on the drawn agent size (View: "agent size"). */
-    this.sizeScale = 1;
+    this.sizeScale = 1; // user factor on the drawn agent size (View: "agent size")
     this.sizeFromWorld = 1; // largest agent size the world and body radius allow [world units]
     this.sizeFromFlock = null; // a third of the flock's mean spacing, from its first frame [world units]
     this.flockKey = ""; // (agent count, world) the flock size was measured for
+    this.following = false;
+    this.followZoom = 1; // 3D: camera distance / the distance that frames the flock
+    this.userMoving = false; // the user is dragging or zooming the view
+    /** @type {{centre: number[], points: Float64Array, radius: number}|null} */
+    this.flock = null;
+    /** called when Follow turns on or off (the page's button) */
+    this.onFollowChange = () => {};
     this.dirty = true;
     /** @type {Frame|null} */
     this.frame = null;
@@ -102,8 +175,11 @@ export class ViewRenderer {
       this.worldKey = key;
       this.fitBox = worldBox(world.bounds, dim);
       this.outline.build(world.bounds, dim);
+      this._setClip(world.bounds, dim);
+      this.trails.restart();
       this.needsFit = true;
-      if (this.fitBox) this.fit();
+      this.setFollow(dim === 3 || world.bounds.kind === "open", false);
+      if (this.fitBox && !this.following) this.fit();
     }
     if (world.bounds.kind !== "open") this.sizeFromWorld = agentSize(params, this.fitBox);
     const flockKey = `${key}|${params.agents?.n}`;
@@ -130,17 +206,20 @@ export class ViewRenderer {
   show(frame) {
     if (frame.dim !== this.dim) return; // a frame from before a 2D/3D switch
     this.frame = frame;
-    if (!this.fitBox || this.needsFit) {
+    const sample = flockSample(frame);
+    this.flock = sample ? { ...sample, radius: sampleRadius(sample.points) } : null;
+    if (this.needsFit) {
       if (!this.fitBox) this.sizeFromWorld = Math.max(maxExtent(frameBox(frame)) / 80, 1e-6);
-      this.fit();
+      if (this.following && this.flock) this.frameFlock();
+      else this.fit();
+    } else if (this.following) {
+      this._follow();
     }
     if (this.sizeFromFlock === null && frame.nAgents > 1) {
       // 3D: the flock is seen through its depth, so large flocks need smaller agents to stay
       // readable (projected coverage ~ N^(1/3) (size / spacing)^2)
       const depth = frame.dim === 3 ? Math.max(3, frame.nAgents ** (1 / 6)) : 3;
       this.sizeFromFlock = flockSpacing(frame) / depth;
-    } else if (this.bounds && this.bounds.kind === "open") {
-      this._follow(frame);
     }
     const size = this.agentSize;
     this.agents.update(frame, 0, frame.nAgents, size);
@@ -148,59 +227,156 @@ export class ViewRenderer {
     this.predators.update(frame, p0, p1, size);
     const [t0, t1] = extraRange(frame, FLAG_TARGET);
     this.targets.update(frame, t0, t1, size);
+    const period = this.bounds?.kind === "periodic" ? Math.min(...this.bounds.size) / 2 : Infinity;
+    this.trails.update(frame, {
+      color: this.dim === 3 ? COLORS.agent3d : COLORS.agent,
+      opacity: this.dim === 3 ? 0.35 : 0.45,
+      maxJump: period,
+    });
+    this.shared.uFlap.value = 2 * Math.PI * FLAP_HZ * frame.time;
     this.dirty = true;
   }
 
-  /** Fit the camera to the world (or, for open worlds, to the flock). */
+  /**
+   * Turn following the flock on or off.
+   *
+   * @param {boolean} on
+   * @param {boolean} [frameNow] on: frame the flock at once (else the camera eases toward it)
+   */
+  setFollow(on, frameNow = true) {
+    const changed = on !== this.following;
+    this.following = on;
+    if (on) {
+      this.followZoom = 1;
+      if (frameNow && this.flock) this.frameFlock();
+    }
+    if (changed) this.onFollowChange(on);
+  }
+
+  /** Fit the camera to the world (an open world: to the flock); in a bounded 3D world this
+   * turns Follow off, or it would pull the camera back to the flock. */
   fit() {
     this.needsFit = false;
-    const box = this.bounds?.kind === "open" && this.frame ? frameBox(this.frame) : this.fitBox;
-    if (!box) {
-      this.needsFit = true;
+    if (!this.fitBox) {
+      if (!this.flock) {
+        this.needsFit = true;
+        return;
+      }
+      this.followZoom = 1;
+      if (this.dim === 3) this.frameFlock();
+      else this._fit2d(frameBox(this.frame), OPEN_WORLD_MARGIN);
       return;
     }
-    const open = this.bounds?.kind === "open";
-    if (open) this.fitBox = box;
-    const c = box.min.map((lo, a) => (lo + box.max[a]) / 2);
-    const margin = open ? OPEN_WORLD_MARGIN : 1; // an open-world flock spreads: leave room
     if (this.dim === 2) {
-      const aspect = this._aspect();
-      const hw = (box.max[0] - box.min[0]) / 2 || 1;
-      const hh = (box.max[1] - box.min[1]) / 2 || 1;
-      this.halfHeight = Math.max(hh, hw / aspect) * 1.06 * margin;
-      this.ortho.position.set(c[0], c[1], 500);
-      this.ortho.zoom = 1;
-      this.ortho.near = 0.1;
-      this.ortho.far = 1000;
-      this._updateOrtho();
-      this.controls.target.set(c[0], c[1], 0);
-    } else {
-      // radius to keep in view: an ellipsoid's largest semi-axis, else the box's half diagonal
-      const half = box.max.map((hi, a) => (hi - box.min[a]) / 2);
-      const r = (this.bounds?.kind === "ellipsoid" ? Math.max(...half) : Math.hypot(...half)) || 1;
-      const distance = (r / Math.sin(THREE.MathUtils.degToRad(FOV_DEG / 2))) * 0.8 * margin;
-      const target = new THREE.Vector3(...c);
-      this.perspective.position.copy(target).addScaledVector(VIEW_DIRECTION, distance);
-      this.perspective.near = distance / 200;
-      this.perspective.far = distance * 20;
-      this.perspective.updateProjectionMatrix();
-      this.controls.target.copy(target);
-      this.controls.maxDistance = distance * 10;
-      this.controls.minDistance = distance / 200;
+      this._fit2d(this.fitBox, 1);
+      return;
     }
+    if (this.following) this.setFollow(false);
+    const c = this.fitBox.min.map((lo, a) => (lo + this.fitBox.max[a]) / 2);
+    const points =
+      this.bounds?.kind === "ellipsoid" ? ellipsoidPoints(this.bounds.size) : boxCorners(this.fitBox.min, this.fitBox.max, c);
+    this._place(c, fitDistance(points, this._basis(), ...this._tans()) * 1.04);
+  }
+
+  /** Put the flock in the middle of the view; 3D: at the distance that frames it (times the
+   * user's zoom factor while following). */
+  frameFlock() {
+    if (!this.flock) return;
+    this.needsFit = false;
+    if (this.dim === 2) {
+      const { centre } = this.flock;
+      this.ortho.position.set(centre[0], centre[1], 500);
+      this.controls.target.set(centre[0], centre[1], 0);
+      if (!this.fitBox) this._fit2d(frameBox(this.frame), OPEN_WORLD_MARGIN);
+      this.controls.update();
+      this.dirty = true;
+      return;
+    }
+    this._place(this.flock.centre, this._flockDistance() * this.followZoom);
+  }
+
+  /** Follow: ease the target (and the camera with it) toward the flock; 3D: ease the distance. */
+  _follow() {
+    if (!this.flock) return;
+    const c = new THREE.Vector3(...this.flock.centre);
+    if (this.dim === 2) c.z = 0;
+    const delta = c.sub(this.controls.target).multiplyScalar(FOLLOW_RATE);
+    this.controls.target.add(delta);
+    this.camera.position.add(delta);
+    if (this.dim === 3 && !this.userMoving) {
+      const offset = this.camera.position.clone().sub(this.controls.target);
+      const now = offset.length();
+      const goal = this._flockDistance() * this.followZoom;
+      if (now > 0 && goal > 0) {
+        offset.multiplyScalar((now + (goal - now) * FOLLOW_ZOOM_RATE) / now);
+        this.camera.position.copy(this.controls.target).add(offset);
+      }
+    }
+    this.controls.update();
+  }
+
+  /** The camera distance that frames the flock's sample (FLOCK_FILL of the view). */
+  _flockDistance() {
+    const d = fitDistance(this.flock.points, this._basis(), ...this._tans(), FLOCK_QUANTILE) / FLOCK_FILL;
+    return Math.max(d, (this.agentSize || 1) * 20);
+  }
+
+  /** The 3D camera's axes (world): right, up, back (from the target toward the camera). */
+  _basis() {
+    const back = this.perspective.position.clone().sub(this.controls.target);
+    if (back.lengthSq() === 0) back.copy(VIEW_DIRECTION);
+    back.normalize();
+    const right = new THREE.Vector3(0, 1, 0).cross(back);
+    if (right.lengthSq() < 1e-9) right.set(1, 0, 0);
+    right.normalize();
+    const up = back.clone().cross(right).normalize();
+    return { right: right.toArray(), up: up.toArray(), back: back.toArray() };
+  }
+
+  /** tan(horizontal fov / 2), tan(vertical fov / 2) of the perspective camera. */
+  _tans() {
+    const tanV = Math.tan(THREE.MathUtils.degToRad(FOV_DEG / 2));
+    return [tanV * this._aspect(), tanV];
+  }
+
+  /** 3D: look at `centre` from `distance` along the current view direction. */
+  _place(centre, distance) {
+    const target = new THREE.Vector3(...centre);
+    const back = new THREE.Vector3(...this._basis().back);
+    const d = Math.max(distance, 1e-6);
+    this.perspective.position.copy(target).addScaledVector(back, d);
+    this.controls.target.copy(target);
+    this.controls.maxDistance = d * 1000;
+    this.controls.minDistance = d / 500;
+    this._updateDepthRange();
     this.controls.update();
     this.dirty = true;
   }
 
-  /** Follow the flock of an open world: move the camera's target toward the frame's box centre. */
-  _follow(frame) {
-    const box = frameBox(frame);
-    const c = new THREE.Vector3(...box.min.map((lo, a) => (lo + box.max[a]) / 2));
-    if (this.dim === 2) c.z = 0;
-    const delta = c.sub(this.controls.target).multiplyScalar(0.05);
-    this.controls.target.add(delta);
-    this.camera.position.add(delta);
+  /** 2D: show a box (with a margin factor) in the orthographic camera. */
+  _fit2d(box, margin) {
+    const c = box.min.map((lo, a) => (lo + box.max[a]) / 2);
+    const aspect = this._aspect();
+    const hw = (box.max[0] - box.min[0]) / 2 || 1;
+    const hh = (box.max[1] - box.min[1]) / 2 || 1;
+    this.halfHeight = Math.max(hh, hw / aspect) * 1.06 * margin;
+    this.ortho.position.set(c[0], c[1], 500);
+    this.ortho.zoom = 1;
+    this.ortho.near = 0.1;
+    this.ortho.far = 1000;
+    this._updateOrtho();
+    this.controls.target.set(c[0], c[1], 0);
     this.controls.update();
+    this.dirty = true;
+  }
+
+  /** Near and far planes around the current camera distance. */
+  _updateDepthRange() {
+    const d = this.perspective.position.distanceTo(this.controls.target);
+    const extent = this.fitBox ? maxExtent(this.fitBox) : (this.flock?.radius ?? 1) * 4;
+    this.perspective.near = Math.max(d / 500, 1e-6);
+    this.perspective.far = d * 4 + extent * 4;
+    this.perspective.updateProjectionMatrix();
   }
 
   /**
@@ -213,7 +389,11 @@ export class ViewRenderer {
     this.marker.visible = point !== null;
     if (point) {
       this.marker.position.set(point[0], point[1], this.dim === 2 ? 4 : point[2]);
-      const r = this.agentSize * 2.5;
+      let r = this.agentSize * 2.5;
+      if (this.dim === 3) {
+        const depth = this.perspective.position.distanceTo(this.marker.position);
+        r = Math.max(r, 12 * depth * this.shared.uPixelSize.value);
+      }
       this.marker.scale.set(r, r, this.dim === 2 ? 0.01 : r);
       this.marker.material.color.set(mode === "repel" ? COLORS.repel : COLORS.attract);
     }
@@ -222,6 +402,23 @@ export class ViewRenderer {
 
   /** Draw the scene now. */
   render() {
+    if (this.dim === 3) {
+      this._updateDepthRange();
+      this.perspective.updateMatrixWorld();
+      this.sky.material.uniforms.uInvViewProj.value.multiplyMatrices(
+        this.perspective.matrixWorld,
+        this.perspective.projectionMatrixInverse,
+      );
+      if (this.flock) {
+        const d = this.perspective.position.distanceTo(new THREE.Vector3(...this.flock.centre));
+        const r = Math.max(this.flock.radius, 1e-6);
+        this.shared.uFogNear.value = d - r;
+        this.shared.uFogFar.value = d + 1.5 * r;
+        this.shared.uXray.value = 2.5 * r;
+        const toFlock = new THREE.Vector3(...this.flock.centre).sub(this.perspective.position);
+        skyColor(toFlock, this.shared, this.shared.uHazeColor.value);
+      }
+    }
     this.renderer.render(this.scene, this.camera);
     this.dirty = false;
   }
@@ -233,6 +430,7 @@ export class ViewRenderer {
     this.renderer.setSize(w, h, false);
     this.perspective.aspect = w / h;
     this.perspective.updateProjectionMatrix();
+    this.shared.uPixelSize.value = (2 * Math.tan(THREE.MathUtils.degToRad(FOV_DEG / 2))) / h;
     this._updateOrtho();
     this.dirty = true;
   }
@@ -273,37 +471,65 @@ export class ViewRenderer {
    * @returns {{x: number, y: number}}
    */
   screenAt(point) {
+    this.camera.updateMatrixWorld();
     const v = new THREE.Vector3(point[0], point[1], point[2] ?? 0).project(this.camera);
     const rect = this.canvas.getBoundingClientRect();
     return { x: rect.left + ((v.x + 1) / 2) * rect.width, y: rect.top + ((1 - v.y) / 2) * rect.height };
   }
 
   /**
-   * Render and count the drawn pixels that differ from the background (a "not blank" check).
+   * What the flock adds to the picture: the scene rendered without the flock (agents,
+   * predators, seek targets, trails) and with it, compared pixel by pixel (pixels.js). Nothing
+   * when no agent is drawn, whatever the background.
    *
-   * @returns {{width: number, height: number, foreground: number}}
+   * @returns {{width: number, height: number, foreground: number, box: number[]|null}} box: the
+   *   differing pixels' bounds [left, top, right, bottom] in client (CSS pixel) coordinates
    */
   foregroundPixels() {
-    this.render();
+    const flock = [this.agents.mesh, this.predators.mesh, this.targets.mesh, this.trails.mesh];
+    const shown = flock.map((m) => m.visible);
     const gl = this.renderer.getContext();
     const w = gl.drawingBufferWidth;
     const h = gl.drawingBufferHeight;
-    const px = new Uint8Array(w * h * 4);
-    gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
-    const bg = new THREE.Color(COLORS.background);
-    const ref = [bg.r, bg.g, bg.b].map((x) => Math.round(x * 255));
-    let foreground = 0;
-    for (let i = 0; i < px.length; i += 4) {
-      const d = Math.abs(px[i] - ref[0]) + Math.abs(px[i + 1] - ref[1]) + Math.abs(px[i + 2] - ref[2]);
-      if (d > 24) foreground++;
+    const read = () => {
+      this.render();
+      const px = new Uint8Array(w * h * 4);
+      gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+      return px;
+    };
+    for (const m of flock) m.visible = false;
+    const without = read();
+    flock.forEach((m, k) => (m.visible = shown[k]));
+    const withFlock = read();
+    const { count, box } = pixelDifference(without, withFlock, w, h);
+    const rect = this.canvas.getBoundingClientRect();
+    const sx = rect.width / w;
+    const sy = rect.height / h;
+    const client = box && [rect.left + box[0] * sx, rect.top + box[1] * sy, rect.left + (box[2] + 1) * sx, rect.top + (box[3] + 1) * sy];
+    return { width: w, height: h, foreground: count, box: client };
+  }
+
+  _setClip(bounds, dim) {
+    const u = this.shared;
+    u.uClipKind.value = 0;
+    if (dim !== 2) return;
+    if (bounds.kind === "box" || bounds.kind === "periodic") {
+      u.uClipKind.value = 1;
+      u.uClip.value.set(0, 0, bounds.size[0], bounds.size[1]);
+    } else if (bounds.kind === "ellipsoid") {
+      u.uClipKind.value = 2;
+      u.uClip.value.set(0, 0, bounds.size[0], bounds.size[1]);
     }
-    return { width: w, height: h, foreground };
   }
 
   _setDimension(dim) {
     this.dim = dim;
     this.controls?.dispose();
     this.camera = dim === 2 ? this.ortho : this.perspective;
+    if (dim === 3) {
+      // a fresh 3D view looks from the default direction
+      this.perspective.position.copy(VIEW_DIRECTION);
+    }
     const controls = new OrbitControls(this.camera, this.canvas);
     if (dim === 2) {
       controls.enableRotate = false;
@@ -314,15 +540,29 @@ export class ViewRenderer {
       controls.touches = { ONE: -1, TWO: THREE.TOUCH.DOLLY_PAN };
     } else {
       controls.enableDamping = false;
+      controls.target.set(0, 0, 0);
     }
     controls.addEventListener("change", () => {
       this.dirty = true;
     });
+    controls.addEventListener("start", () => {
+      this.userMoving = true;
+    });
+    controls.addEventListener("end", () => {
+      this.userMoving = false;
+      // while following, a zoom by the user sets the factor the framing distance is multiplied by
+      if (this.following && this.dim === 3 && this.flock) {
+        const now = this.perspective.position.distanceTo(this.controls.target);
+        this.followZoom = Math.min(Math.max(now / this._flockDistance(), 0.02), 50);
+      }
+    });
     this.controls = controls;
-    const arrow = dim === 2 ? "arrow" : "dart";
-    this.agents.setBase(baseGeometry(arrow));
-    this.predators.setBase(baseGeometry(arrow));
+    const shape = dim === 2 ? "arrow" : "bird";
+    this.agents.setBase(baseGeometry(shape));
+    this.predators.setBase(baseGeometry(shape));
     this.targets.setBase(baseGeometry(dim === 2 ? "diamond" : "octahedron"));
+    this.sky.visible = dim === 3;
+    this.trails.restart();
   }
 
   _aspect() {
@@ -337,6 +577,34 @@ export class ViewRenderer {
     this.ortho.right = this.halfHeight * aspect;
     this.ortho.updateProjectionMatrix();
   }
+}
+
+const smoothstep = (a, b, x) => {
+  const t = Math.min(Math.max((x - a) / (b - a), 0), 1);
+  return t * t * (3 - 2 * t);
+};
+
+/**
+ * The sky's colour in a world direction: the mirror of `skyColour` in shaders.js (SKY_GLSL), on
+ * the CPU, for the haze that tints distant birds (the sky toward the flock).
+ *
+ * @param {THREE.Vector3} direction
+ * @param {Record<string, {value: *}>} u the sky uniforms (linear colours, sun direction)
+ * @param {THREE.Color} out
+ * @returns {THREE.Color} out
+ */
+export function skyColor(direction, u, out) {
+  const d = direction.clone().normalize();
+  const e = d.y;
+  if (e < 0) {
+    const haze = u.uHorizon.value.clone().lerp(u.uHaze.value, smoothstep(0, 0.015, -e));
+    return out.copy(haze.lerp(u.uGround.value, smoothstep(0.01, 0.2, -e)));
+  }
+  out.copy(u.uHorizon.value).lerp(u.uUpper.value, smoothstep(0, 0.35, e));
+  out.lerp(u.uZenith.value, smoothstep(0.3, 1, e));
+  const sun = Math.max(d.dot(u.uSunDir.value.clone().normalize()), 0);
+  const glow = (0.55 * sun ** 6 + 0.25 * sun ** 64) * (1 - smoothstep(0, 0.5, e));
+  return out.add(u.uGlow.value.clone().multiplyScalar(glow));
 }
 
 /**

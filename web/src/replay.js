@@ -1,40 +1,57 @@
 /**
- * Replay buffer: the last 10 s of frames, sampled at 30 per second of wall-clock time
- * as they are drawn, and interpolation between stored frames for slow-motion replay.
+ * Replay buffer: the last 10 s of frames, sampled at up to 30 per second of wall-clock time as
+ * they are drawn, and interpolation between stored frames for slow-motion replay.
  *
  * Frames are kept decoded (typed-array views on the received buffers, nothing copied). Time in
  * this module is the wall-clock time at which a frame was drawn [s], so a replay at 1x shows the
- * flock exactly as fast as it was seen live.
+ * flock exactly as fast as it was seen live. The buffer spans at most 10 s (and holds at most 300
+ * frames): when frames are drawn more slowly than 30 per second it holds fewer frames, never more
+ * time. A gap between two frames (the simulation paused, the other mode shown: `markGap`; or more
+ * than `MAX_GAP` without a frame drawn) is closed up to one sampling interval, so the buffer spans
+ * 10 s of flight.
  *
  * @module replay
  */
 
 import { LAYOUT_F32, toFloatFrame } from "./protocol.js";
 
-/** Frames kept: 10 s at 30 frames per second. */
+/** Most frames kept: 10 s at 30 frames per second. */
 export const REPLAY_CAPACITY = 300;
+/** Longest time kept [s]. */
+export const REPLAY_SECONDS = 10;
 /** Sampling interval [s]. */
 export const REPLAY_INTERVAL = 1 / 30;
+/** A longer time between two drawn frames counts as a gap (the page was hidden), closed up [s]. */
+export const MAX_GAP = 2;
 /** A frame is stored when at least this fraction of the interval passed since the last one
  * (frames drawn at 60 Hz arrive every 16.7 ms, so every second one is kept despite jitter). */
 const SAMPLE_SLACK = 0.8;
 
 /**
  * @typedef {import("./protocol.js").Frame} Frame
- * @typedef {{frame: Frame, t: number}} Sample a frame and the wall-clock time it was drawn [s]
+ * @typedef {{frame: Frame, t: number, drawn: number}} Sample a frame, its time on the replay clock
+ *   (wall-clock time with gaps closed up) and the wall-clock time it was drawn [s]
  */
 
 /** The frames of one mode (2D or 3D), oldest first, at most `capacity`. */
 export class ReplayBuffer {
   /**
-   * @param {number} [capacity] frames kept
+   * @param {number} [capacity] most frames kept
    * @param {number} [interval] sampling interval [s]
+   * @param {number} [seconds] longest time kept [s]
    */
-  constructor(capacity = REPLAY_CAPACITY, interval = REPLAY_INTERVAL) {
+  constructor(capacity = REPLAY_CAPACITY, interval = REPLAY_INTERVAL, seconds = REPLAY_SECONDS) {
     this.capacity = capacity;
     this.interval = interval;
+    this.seconds = seconds;
     /** @type {Sample[]} */
     this.samples = [];
+    this.gap = false;
+  }
+
+  /** The next frame follows a gap (paused, the other mode shown): it comes one interval after the last. */
+  markGap() {
+    this.gap = true;
   }
 
   /** Frames stored. */
@@ -59,18 +76,23 @@ export class ReplayBuffer {
   }
 
   /**
-   * Store a frame that was just drawn if an interval has passed since the last stored one.
+   * Store a frame that was just drawn if an interval has passed since the last stored one; drop
+   * the frames that then lie more than `seconds` back.
    *
    * @param {Frame} frame
-   * @param {number} t wall-clock time [s]
+   * @param {number} drawn wall-clock time it was drawn [s]
    * @returns {boolean} whether it was stored
    */
-  offer(frame, t) {
-    const last = this.samples[this.samples.length - 1];
-    if (last && t - last.t < this.interval * SAMPLE_SLACK) return false;
+  offer(frame, drawn) {
+    const s = this.samples;
+    const last = s[s.length - 1];
+    if (last && drawn - last.drawn < this.interval * SAMPLE_SLACK) return false;
     if (last && frame.step === last.frame.step) return false;
-    this.samples.push({ frame, t });
-    if (this.samples.length > this.capacity) this.samples.shift();
+    const gap = last ? drawn - last.drawn : 0;
+    const t = last ? last.t + (this.gap || gap > MAX_GAP ? this.interval : gap) : drawn;
+    this.gap = false;
+    s.push({ frame, t, drawn });
+    while (s.length > this.capacity || t - s[0].t > this.seconds + 1e-9) s.shift();
     return true;
   }
 
@@ -176,6 +198,11 @@ export class ReplayStore {
   get(dim) {
     if (!this.buffers.has(dim)) this.buffers.set(dim, new ReplayBuffer());
     return /** @type {ReplayBuffer} */ (this.buffers.get(dim));
+  }
+
+  /** A gap in every mode's buffer (paused, or a mode switch). */
+  markGap() {
+    for (const b of this.buffers.values()) b.markGap();
   }
 
   /**

@@ -40,6 +40,19 @@ export function byId(id) {
   return node;
 }
 
+/**
+ * The line shown while the server compiles its kernels (a `compiling` message).
+ *
+ * @param {{kernels: number, seconds: number, current?: string}} msg
+ * @returns {string}
+ */
+export function compilingText(msg) {
+  const s = Math.max(0, Math.round(Number(msg.seconds) || 0));
+  const time = s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
+  const now = msg.current ? ` (now ${msg.current})` : "";
+  return `compiling kernels (first start only) ... ${msg.kernels} compiled, ${time}${now}; usually 1 to 3 minutes`;
+}
+
 /** How long an error stays on screen [ms]. */
 const ERROR_SHOW_MS = 8000;
 

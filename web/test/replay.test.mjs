@@ -78,3 +78,23 @@ test("one buffer per mode", () => {
   assert.equal(s.get(2).length, 0);
   assert.equal(s.get(3).length, 1);
 });
+
+test("keeps 10 s of frames, not 300 frames, when frames come slower than 30 per second", () => {
+  const b = new ReplayBuffer();
+  for (let k = 0; k < 16 * 30; k++) b.offer(frame(k, k + 1), k / 16); // drawn at 16 per second for 30 s
+  assert.ok(b.duration <= 10 + 1e-9, `duration ${b.duration}`);
+  assert.ok(b.duration > 9.8, `duration ${b.duration}`);
+});
+
+test("a gap (pause, the other mode shown) is closed up, so the buffer still spans 10 s of flight", () => {
+  const b = new ReplayBuffer();
+  for (let k = 0; k < 150; k++) b.offer(frame(k, k + 1), k / 30); // 5 s
+  for (let k = 0; k < 150; k++) b.offer(frame(k, 1000 + k), 100 + k / 30); // 5 s, 95 s later
+  assert.equal(b.length, 300);
+  assert.ok(Math.abs(b.duration - 299 / 30) < 1e-6, `duration ${b.duration}`); // the gap counts one interval
+  const c = new ReplayBuffer();
+  for (let k = 0; k < 30; k++) c.offer(frame(k, k + 1), k / 30);
+  c.markGap(); // paused for a second
+  for (let k = 0; k < 30; k++) c.offer(frame(k, 100 + k), 2 + k / 30);
+  assert.ok(Math.abs(c.duration - 59 / 30) < 1e-6, `duration ${c.duration}`);
+});

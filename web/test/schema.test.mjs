@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { dimensionChanges, switchMessage } from "../src/modes.js";
 import { deref, fieldKind, fieldSchema, flatten, getKey, numericLimits, restoringChanges } from "../src/schema.js";
 
 const schema = {
@@ -56,27 +55,4 @@ test("restoring changes: only what differs, model first", () => {
   assert.equal(flatten(before).size, 5);
   assert.equal(getKey(before, "world.bounds.size")[1], 2);
   assert.equal(getKey(before, "world.nope.x"), undefined);
-});
-
-test("2D/3D switch: counterpart preset or a set", () => {
-  const names = ["starlings-2d", "starlings-3d", "boids-2d"];
-  const params = {
-    world: { dim: 2, bounds: { kind: "box", size: [40, 20] } },
-    agents: { planar: false },
-    obstacles: { circles: [{ center: [1, 2], body_radius: 1 }], segments: [], boxes: [] },
-    rules: { seek: { target: [5, 5], route: [], group_targets: [] } },
-  };
-  assert.deepEqual(switchMessage({ preset: "starlings-2d", dim: 2, params }, names, 3), {
-    type: "preset",
-    name: "starlings-3d",
-  });
-  assert.equal(switchMessage({ preset: "starlings-2d", dim: 2, params }, names, 2), null);
-  const msg = switchMessage({ preset: "boids-2d", dim: 2, params }, names, 3);
-  assert.equal(msg.type, "set");
-  assert.deepEqual(msg.changes["world.bounds.size"], [40, 20, 20]);
-  assert.deepEqual(msg.changes["obstacles.circles"][0].center, [1, 2, 10]);
-  assert.deepEqual(msg.changes["rules.seek.target"], [5, 5, 10]);
-  const back = dimensionChanges({ ...params, world: { dim: 3, bounds: { kind: "ellipsoid", size: [5, 6, 7] } } }, 2);
-  assert.deepEqual(back["world.bounds.size"], [5, 6]);
-  assert.equal(back["world.dim"], 2);
 });

@@ -33,6 +33,8 @@ MAX_ERROR_CHARS = 500
 """Error messages are cut to this many characters."""
 TURN_ANGLE_DEG = 120.0
 """Angle of a ``turn`` perturbation [degrees]."""
+MAX_WAVE_DELAY = 60.0
+"""Longest delay of a ``wave`` message [s of simulated time]."""
 _KEY = re.compile(r"[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*")
 
 
@@ -110,6 +112,22 @@ class PointerControl:
 
 
 @dataclass(frozen=True)
+class ModeControl:
+    """Show the ``dim`` (2 or 3) mode: its parked simulation, or a new one (flocksim.viewer.modes)."""
+
+    type: ClassVar[str] = "mode"
+    dim: int
+
+
+@dataclass(frozen=True)
+class WaveControl:
+    """Start a spontaneous turn ``delay`` seconds of simulated time from now (flocksim.viewer.waves)."""
+
+    type: ClassVar[str] = "wave"
+    delay: float
+
+
+@dataclass(frozen=True)
 class NextControl:
     """Pull flow control: the client has drawn a frame and asks for the next (newest) one."""
 
@@ -124,6 +142,8 @@ Control = (
     | ResumeControl
     | TurnControl
     | PointerControl
+    | ModeControl
+    | WaveControl
     | NextControl
 )
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -134,6 +154,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "resume": (),
     "turn": ("direction",),
     "pointer": ("mode", "x", "y", "z"),
+    "mode": ("dim",),
+    "wave": ("delay",),
     "next": (),
 }
 """Every message type and its fields besides ``type``."""
@@ -321,6 +343,18 @@ def parse_control(
         if missing:
             raise ControlError(f"pointer: {mode} needs {', '.join(axes)} (world.dim = {dim}); missing {missing[0]}")
         return PointerControl(mode=mode, point=tuple(present[key] for key in axes))
+    if kind == "mode":
+        if "dim" not in message:
+            raise ControlError("mode: missing field 'dim'; allowed: 2, 3")
+        dim = message["dim"]
+        if isinstance(dim, bool) or dim not in (2, 3):
+            raise ControlError(f"mode.dim: allowed: 2, 3; got {json.dumps(dim)[:80]}")
+        return ModeControl(dim=int(dim))
+    if kind == "wave":
+        delay = _number(message, "delay", kind) if "delay" in message else 0.0
+        if not 0.0 <= delay <= MAX_WAVE_DELAY:
+            raise ControlError(f"wave.delay: allowed: 0 to {MAX_WAVE_DELAY:g} [s of simulated time]; got {delay:g}")
+        return WaveControl(delay=delay)
     return {"reset": ResetControl, "pause": PauseControl, "resume": ResumeControl, "next": NextControl}[kind]()
 
 
@@ -332,8 +366,10 @@ def error_reply(message: str) -> str:
 __all__ = [
     "FIELDS",
     "MAX_CONTROL_BYTES",
+    "MAX_WAVE_DELAY",
     "Control",
     "ControlError",
+    "ModeControl",
     "NextControl",
     "PauseControl",
     "PointerControl",
@@ -342,6 +378,7 @@ __all__ = [
     "ResumeControl",
     "SetControl",
     "TurnControl",
+    "WaveControl",
     "apply_changes",
     "error_reply",
     "parse_control",

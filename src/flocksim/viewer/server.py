@@ -42,6 +42,7 @@ from starlette.websockets import WebSocket
 
 from flocksim.config import MODEL_CLASSES, AnyParams
 from flocksim.scenarios import load_preset, preset_names
+from flocksim.viewer.compiling import report_compiling
 from flocksim.viewer.controls import MAX_CONTROL_BYTES, ControlError, error_reply
 from flocksim.viewer.images import ImageLibrary
 from flocksim.viewer.protocol import VERSION
@@ -273,9 +274,11 @@ class ViewerServer:
             images=self.images,
         )
         self.sessions.add(session)
+        progress: asyncio.Task | None = None
         reader: asyncio.Task | None = None
         try:
             await link.send(self.hello)
+            progress = asyncio.create_task(report_compiling(link.send), name="flocksim-viewer-compiling")
             # read from now on, while the first simulation is built: pongs must never wait for work
             reader = asyncio.create_task(_read(websocket, link, session), name="flocksim-viewer-read")
             params, preset, problem = self.query_params(websocket)
@@ -286,8 +289,9 @@ class ViewerServer:
             log.debug("viewer: connection ended (%s: %s)", type(exc).__name__, exc)
         finally:  # the synchronous part first: it must happen even if this task is being cancelled
             link.open = False
-            if reader is not None:
-                reader.cancel()
+            for task in (progress, reader):
+                if task is not None:
+                    task.cancel()
             session.stop()
             self.sessions.discard(session)
             self.connections -= 1

@@ -57,6 +57,7 @@ from flocksim.state import FlockState
 from flocksim.viewer.controls import (
     MAX_CONTROL_BYTES,
     ControlError,
+    ModeControl,
     NextControl,
     PauseControl,
     PointerControl,
@@ -65,11 +66,14 @@ from flocksim.viewer.controls import (
     ResumeControl,
     SetControl,
     TurnControl,
+    WaveControl,
     error_reply,
     parse_control,
 )
 from flocksim.viewer.images import ImageLibrary
+from flocksim.viewer.modes import Parked, ParkedModes, is_modified, mode_params
 from flocksim.viewer.protocol import encode_frame, status_values
+from flocksim.viewer.waves import schedule_from_now, schedule_wave
 
 log = logging.getLogger("flocksim.viewer")
 T = TypeVar("T")
@@ -180,6 +184,7 @@ def carry_over(old: Simulation, new: Simulation) -> None:
     if old.seed == new.seed:
         new.rng.bit_generator.state = old.rng.bit_generator.state
     carry_components(old, new)
+    schedule_from_now(old, new)
 
 
 def carry_components(old: Simulation, new: Simulation) -> None:
@@ -262,6 +267,8 @@ class ViewerSession:
         self.sim: Simulation | None = None
         self.params: AnyParams | None = None  # as the client sees them (image names, not paths)
         self.preset: str | None = None
+        self.origin: str | None = None  # the preset the parameters started from (kept through set)
+        self.modes = ParkedModes()  # the other 2D/3D mode's simulation, not stepping
         self.paused = False
         self.frame_index = 0
         self.generation = 0  # bumped at every refill
@@ -290,7 +297,7 @@ class ViewerSession:
         check_agent_cap(params, self.max_agents)
         await self._work(self._build, self.images.resolve(params))
         self.params = params
-        self.preset = preset
+        self.preset = self.origin = preset
         await self._send(self.params_message(reset=True))
         if self.closed:
             return
@@ -314,6 +321,7 @@ class ViewerSession:
             task.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
         self.sim = None
+        self.modes.clear()
         self._neighbors = None
 
     async def close(self) -> None:
@@ -330,20 +338,28 @@ class ViewerSession:
     # ------------------------------------------------------------------ messages
 
     def params_message(self, reset: bool) -> str:
-        """The ``params`` message: preset (None after a ``set``), model, dim, every parameter,
-        whether the flock was refilled, whether stepping is paused."""
-        params = self.params if self.params is not None else self._sim.params
+        """The ``params`` message: preset (None after a ``set``), the preset the parameters started
+        from and whether they differ from it, model, dim, every parameter, whether the flock was
+        refilled, whether stepping is paused, the other modes kept parked."""
+        params = self._client_params
         return json.dumps(
             {
                 "type": "params",
                 "preset": self.preset,
+                "origin": self.origin,
+                "modified": is_modified(params, self.origin),
                 "model": params.model,
                 "dim": params.world.dim,
                 "params": to_dict(params),
                 "reset": bool(reset),
                 "paused": self.paused,
+                "parked": self.modes.dims,
             }
         )
+
+    def simulations(self) -> list[Simulation]:
+        """The connection's simulations: the one shown, then the parked ones."""
+        return ([] if self.sim is None else [self.sim]) + self.modes.simulations()
 
     def state_message(self) -> str:
         return json.dumps({"type": "state", "paused": self.paused})
@@ -424,12 +440,26 @@ class ViewerSession:
             await self._send(self.state_message())
         elif isinstance(control, SetControl | PresetControl):
             keep = isinstance(control, SetControl)
+            if keep:  # the parked mode stays unless both would exceed the agent cap
+                self.modes.fit_cap(int(control.params.agents.n), self.max_agents)
+            else:  # another scene: its own modes
+                self.modes.clear()
             async with self._io:
                 reset = await self._work(self._change, params, keep)
                 self.params = control.params
+                self.modes.drop(control.params.world.dim)  # a set of world.dim: one simulation per mode
                 self.preset = control.name if isinstance(control, PresetControl) else None
+                if not keep:
+                    self.origin = self.preset
                 await self._send_now(self.params_message(reset))
             self._notify()
+        elif isinstance(control, ModeControl):
+            async with self._io:
+                reset = await self._work(self._switch_mode, control.dim)
+                await self._send_now(self.params_message(reset))
+            self._notify()
+        elif isinstance(control, WaveControl):
+            await self._work(self._sim_call_with, schedule_wave, control.delay)
         elif isinstance(control, ResetControl):
             async with self._io:
                 await self._work(self._change, self._sim.params, False)
@@ -495,6 +525,35 @@ class ViewerSession:
 
     def _sim_call(self, name: str, *args: Any) -> Any:
         return getattr(self._sim, name)(*args)
+
+    def _sim_call_with(self, fn: Callable[..., T], *args: Any) -> T:
+        return fn(self._sim, *args)
+
+    def _switch_mode(self, dim: int) -> bool:
+        """Show the ``dim`` mode: park the current simulation and resume that mode's parked one, or
+        build it (flocksim.viewer.modes). Returns True when the flock shown is new."""
+        sim = self._sim
+        here = int(sim.params.world.dim)
+        if dim == here:
+            return False
+        target = self.modes.take(dim)
+        fresh = target is None
+        if target is None:
+            params, preset = mode_params(self._client_params, self.origin, dim)
+            check_agent_cap(params, self.max_agents)
+            built = self._new_simulation(self.images.resolve(params))
+            target = Parked(built, preset, preset or self.origin, params)
+        with contextlib.suppress(ValueError):
+            sim.set_pointer(None, "off")  # a parked flock is not steered by a released pointer
+        self.modes.park(here, Parked(sim, self.preset, self.origin, self._client_params))
+        self.modes.fit_cap(target.sim.state.n, self.max_agents)
+        if not self.closed:
+            self.sim = target.sim
+        self.preset, self.origin, self.params = target.preset, target.origin, target.params
+        self.generation += 1
+        self._neighbors = None
+        self._rate.clear()
+        return fresh
 
     def _step(self) -> None:
         sim = self._sim

@@ -1,0 +1,151 @@
+"""Viewer page frame rates in a browser: Debian's chromium (SwiftShader WebGL, the CPU draws) via Playwright.
+
+For each ``--n`` (default 10 000 and 100 000 starlings-3d birds): start ``flocksim serve --sps 0``
+(a subprocess on a free loopback port, ``--max-agents`` raised to N), open the page at
+``?preset=starlings-3d&set=agents.n%3DN`` in a ``--width`` x ``--height`` viewport and wait for
+its first frames (the first may wait for the kernels to compile), then ``--warmup`` seconds, and
+measure for ``--seconds`` seconds each:
+
+- ``live_fps``: frames the page received and drew per second while the flock flies (the server
+  steps as fast as it can; the page pulls one frame per drawn frame): what a user sees;
+- ``render_fps``: with the simulation paused, the view rotated continuously by a mouse drag:
+  renders per second of one still frame, the drawing cost alone (the page's own count of
+  renders in the last second, ``flocksim.fps``, sampled every 0.5 s, mean);
+- ``browser_cpu_ms_per_frame`` / ``browser_cpu_ms_per_render``: CPU time [ms] the browser's
+  processes (chromium and its GPU process, which runs SwiftShader; every descendant of this
+  script except the server) used per frame drawn in the live window and per render in the
+  rotating window. On a machine shared with other work the frame rates fall with the load, but
+  CPU time per frame hardly does: it is the figure to compare two builds with there.
+
+Both read only what every version of the page exposes (``flocksim.framesDrawn``, ``flocksim.fps``,
+the Pause button), so two builds can be compared: run this script for each, alternately, e.g.
+with ``PYTHONPATH=/path/to/other/src`` for the other (its page built into its
+``src/flocksim/viewer/static``). SwiftShader's figures say how costly the drawing is relative to
+another build on the same machine, not what a GPU draws.
+
+Usage: python benchmarks/bench_viewer_page.py [--n 10000 --n 100000] [--seconds 10]
+Prints one JSON object per N: {n, live_fps, render_fps, first_frame_s, ...}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+import flocksim
+from flocksim.viewer.server import STATIC_DIR
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_viewer import free_port, start_server, stop_server  # the server started as bench_viewer.py does
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+
+
+TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+def browser_cpu_s(server_pid: int) -> float:
+    """CPU time [s] (user + system) of this process's descendants, the server's subtree excepted:
+    the browser's processes (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)  # field 4: ppid
+        times[pid] = (int(fields[11]) + int(fields[12])) * TICK_S  # fields 14, 15: utime, stime
+    total, todo = 0.0, list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        if pid == server_pid:
+            continue
+        total += times.get(pid, 0.0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+def measure(browser, n: int, port: int, server_pid: int, args: argparse.Namespace) -> dict:
+    page = browser.new_page(viewport={"width": args.width, "height": args.height})
+    try:
+        started = time.perf_counter()
+        page.goto(f"http://127.0.0.1:{port}/?preset=starlings-3d&set=agents.n%3D{n}")
+        page.wait_for_function("window.flocksim && flocksim.framesDrawn >= 2", timeout=900_000)
+        first = time.perf_counter() - started
+        page.wait_for_timeout(1000 * args.warmup)
+        c0 = browser_cpu_s(server_pid)
+        f0, t0 = page.evaluate("[flocksim.framesDrawn, performance.now()]")
+        page.wait_for_timeout(1000 * args.seconds)
+        f1, t1 = page.evaluate("[flocksim.framesDrawn, performance.now()]")
+        live = (f1 - f0) / ((t1 - t0) / 1000)
+        cpu_per_frame = 1e3 * (browser_cpu_s(server_pid) - c0) / max(f1 - f0, 1)
+        page.click("#pause")
+        page.wait_for_function("flocksim.paused === true", timeout=60_000)
+        box = page.locator("#view").bounding_box()
+        cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(cx, cy)
+        page.mouse.down()
+        samples, end, k = [], time.monotonic() + args.seconds, 0
+        next_sample = time.monotonic() + 1.0  # the first second fills the page's window
+        c0, s0 = browser_cpu_s(server_pid), next_sample
+        while time.monotonic() < end:
+            k += 1
+            page.mouse.move(cx + 120 * ((k % 40) / 20 - 1), cy + 10 * ((k % 7) - 3), steps=2)
+            if time.monotonic() >= next_sample:
+                samples.append(page.evaluate("flocksim.fps"))
+                next_sample += 0.5
+        c1, s1 = browser_cpu_s(server_pid), time.monotonic()
+        page.mouse.up()
+        render = sum(samples) / len(samples) if samples else float("nan")
+        # renders in the sampled window: mean renders per second x its length (all the window's CPU
+        # time is charged to them, including the second before the first sample)
+        cpu_per_render = 1e3 * (c1 - c0) / max(render * (s1 - s0), 1)
+        return {"live_fps": round(live, 2), "render_fps": round(render, 2), "first_frame_s": round(first, 1),
+                "browser_cpu_ms_per_frame": round(cpu_per_frame, 1),
+                "browser_cpu_ms_per_render": round(cpu_per_render, 1)}  # fmt: skip
+    finally:
+        page.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, action="append", help="birds (repeatable; default 10000 and 100000)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds of each measure")
+    parser.add_argument("--warmup", type=float, default=3.0, help="untimed seconds after the first frames")
+    parser.add_argument("--width", type=int, default=1280)
+    parser.add_argument("--height", type=int, default=720)
+    args = parser.parse_args()
+    if not (STATIC_DIR / "index.html").exists():
+        raise SystemExit(f"the page is not built ({STATIC_DIR}); run ./dev.sh setup")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for n in args.n or [10_000, 100_000]:
+                port = free_port()
+                server = start_server(n, port, None)
+                try:
+                    row = measure(browser, n, port, server.pid, args)
+                finally:
+                    stop_server(server)
+                source = str(Path(flocksim.__file__).parent)
+                row = {"n": n, **row, "viewport": [args.width, args.height], "source": source}
+                row.update(cpus=os.cpu_count(), machine=platform.machine(), flocksim=flocksim.__version__)
+                print(json.dumps(row), flush=True)
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

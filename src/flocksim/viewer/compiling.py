@@ -1,0 +1,126 @@
+"""Compile progress for the viewer (docs/protocol.md, ``compiling``).
+
+The first start after an install or an update compiles the numba kernels (one to three minutes
+on two cores) before the flock moves. :class:`CompileTracker` listens to numba's compile events
+(``numba:compile``, sent for every kernel compiled, not for one loaded from the cache) in every
+thread of the process; :func:`report_compiling` tells a connection about it twice a second while
+a compile runs, and once more when it is over.
+
+A busy stretch starts with the first compile after at least :data:`QUIET_S` seconds without one
+and ends :data:`QUIET_S` seconds after the last one ended, so the short gaps between the kernels
+of one step do not end it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from numba.core import event
+
+REPORT_INTERVAL_S = 0.5
+"""Time between two ``compiling`` messages while a compile runs [s]."""
+QUIET_S = 1.0
+"""A stretch without compiling this long ends a busy stretch [s]."""
+
+
+@dataclass(frozen=True)
+class CompileStatus:
+    """Where compiling stands: ``active`` while a busy stretch lasts; ``kernels`` compiled in the
+    stretch so far; ``seconds`` since it began; ``current`` the kernel being compiled ("" when
+    none or unknown)."""
+
+    active: bool
+    kernels: int
+    seconds: float
+    current: str
+
+    def message(self) -> str:
+        """The ``compiling`` message (JSON text)."""
+        return json.dumps(
+            {
+                "type": "compiling",
+                "active": self.active,
+                "kernels": self.kernels,
+                "seconds": round(self.seconds, 1),
+                "current": self.current,
+            }
+        )
+
+
+def _kernel_name(data: Any) -> str:
+    dispatcher = data.get("dispatcher") if isinstance(data, dict) else None
+    func = getattr(dispatcher, "py_func", None)
+    return str(getattr(func, "__qualname__", "") or getattr(dispatcher, "__name__", "") or "")
+
+
+class CompileTracker(event.Listener):
+    """Counts numba compiles in every thread (a numba event listener; thread-safe)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._running: list[str] = []  # kernels being compiled, innermost last
+        self._kernels = 0
+        self._began = 0.0
+        self._ended: float | None = None  # when the last compile ended (None: never)
+
+    def on_start(self, ev: event.Event) -> None:
+        now = self._clock()
+        with self._lock:
+            if not self._running and (self._ended is None or now - self._ended >= QUIET_S):
+                self._began, self._kernels = now, 0  # a new busy stretch
+            self._running.append(_kernel_name(ev.data))
+
+    def on_end(self, ev: event.Event) -> None:
+        now = self._clock()
+        with self._lock:
+            if self._running:
+                self._running.pop()
+            self._kernels += 1
+            self._ended = now
+
+    def status(self) -> CompileStatus:
+        now = self._clock()
+        with self._lock:
+            running = bool(self._running)
+            active = running or (self._ended is not None and now - self._ended < QUIET_S)
+            end = now if running or self._ended is None else self._ended
+            seconds = end - self._began if (running or self._ended is not None) else 0.0
+            current = self._running[-1] if running else ""
+            return CompileStatus(active, self._kernels, max(seconds, 0.0), current)
+
+
+_tracker: CompileTracker | None = None
+_tracker_lock = threading.Lock()
+
+
+def tracker() -> CompileTracker:
+    """The process's tracker, registered with numba on first use."""
+    global _tracker
+    with _tracker_lock:
+        if _tracker is None:
+            _tracker = CompileTracker()
+            event.register("numba:compile", _tracker)
+        return _tracker
+
+
+async def report_compiling(send: Callable[[str], Awaitable[None]], interval: float = REPORT_INTERVAL_S) -> None:
+    """Send ``compiling`` messages with ``send`` every ``interval`` seconds while a compile runs,
+    and one with ``active: false`` when it is over; runs until cancelled."""
+    source = tracker()
+    was_active = False
+    while True:
+        status = source.status()
+        if status.active or was_active:
+            await send(status.message())
+        was_active = status.active
+        await asyncio.sleep(interval)
+
+
+__all__ = ["QUIET_S", "REPORT_INTERVAL_S", "CompileStatus", "CompileTracker", "report_compiling", "tracker"]

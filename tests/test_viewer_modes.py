@@ -1,0 +1,339 @@
+"""The viewer server's 2D/3D modes, forced spontaneous turns and compile progress (issue 16).
+
+Each connection keeps one simulation per mode: ``{"type": "mode", "dim": d}`` parks the current
+one (it stops stepping) and resumes the other, or builds it from the scene's twin preset
+(``NAME-2d`` / ``NAME-3d``) or, without a twin, from the current parameters carried to the other
+dimension. ``{"type": "wave", "delay": s}`` schedules a spontaneous turn. While numba compiles,
+``compiling`` messages report progress; the first scene's kernels are compiled ahead
+(flocksim.viewer.warmup). Same harness as tests/test_viewer_server.py.
+"""
+
+import math
+import socket
+import time
+
+import numpy as np
+import pytest
+from numba.core import event
+from starlette.testclient import TestClient
+
+from flocksim import load_preset
+from flocksim.viewer.protocol import FLAG_TURNING
+from flocksim.viewer.server import create_app
+from test_viewer_server import expect, frame, opened, receive, send, server_of
+
+SMALL = "/ws?preset=boids-2d&set=agents.n%3D60"
+STAR3 = "/ws?preset=starlings-3d&set=agents.n%3D60"
+
+
+@pytest.fixture
+def client():
+    with TestClient(create_app(sps=0, port=8000)) as c:
+        yield c
+
+
+def pause(ws):
+    send(ws, type="pause")
+    assert expect(ws, "state")["paused"] is True
+
+
+def fly_then_switch(ws, dim):
+    """A few frames, pause, the frame left behind; then switch to ``dim``: (that frame, params)."""
+    for _ in range(3):
+        frame(ws)
+    pause(ws)
+    left = frame(ws)
+    send(ws, type="mode", dim=dim)
+    return left, expect(ws, "params")
+
+
+def test_params_name_the_origin_and_whether_it_was_modified(client):
+    with client.websocket_connect(SMALL) as ws:
+        params = opened(ws)
+        assert (params["preset"], params["origin"], params["modified"]) == ("boids-2d", "boids-2d", True)
+        assert params["parked"] == []
+        send(ws, type="preset", name="starlings-2d")
+        params = expect(ws, "params")
+        assert (params["preset"], params["origin"], params["modified"]) == ("starlings-2d", "starlings-2d", False)
+        send(ws, type="set", changes={"rules.cohesion.weight": 2.0})
+        params = expect(ws, "params")
+        assert (params["preset"], params["origin"], params["modified"]) == (None, "starlings-2d", True)
+
+
+def test_twin_preset_after_a_change_and_back_resumes_the_parked_flock(client):
+    """starlings-3d, a change, 2D: starlings-2d's own world (not the ellipsoid cut to 2D); back to
+    3D: the parked 3D flock exactly where it was, with the change."""
+    with client.websocket_connect(STAR3) as ws:
+        opened(ws)
+        send(ws, type="set", changes={"rules.separation.weight": 2.5})
+        expect(ws, "params")
+        left, params = fly_then_switch(ws, 2)
+        assert params["dim"] == 2 and params["reset"] is True
+        assert params["preset"] == "starlings-2d" and params["modified"] is False
+        assert params["params"]["world"]["bounds"]["size"] == [960.0, 540.0]
+        assert params["params"]["description"] == load_preset("starlings-2d").description
+        assert params["parked"] == [3]
+        send(ws, type="resume")
+        expect(ws, "state")
+        steps_2d = [frame(ws).step for _ in range(5)]
+        assert steps_2d[-1] > 0
+        pause(ws)
+        send(ws, type="mode", dim=3)
+        params = expect(ws, "params")
+        assert params["dim"] == 3 and params["reset"] is False
+        assert (params["preset"], params["origin"], params["modified"]) == (None, "starlings-3d", True)
+        assert params["params"]["world"]["bounds"]["size"] == [520.0, 260.0, 420.0]
+        assert params["params"]["rules"]["separation"]["weight"] == 2.5
+        assert params["parked"] == [2]
+        back = frame(ws)
+    assert back.dim == 3
+    assert back.step == left.step  # parked: it did not step while 2D ran
+    np.testing.assert_array_equal(back.positions, left.positions)
+
+
+def test_a_scene_without_twin_is_carried_to_the_other_dimension(client):
+    with client.websocket_connect(SMALL) as ws:
+        opened(ws)
+        left, params = fly_then_switch(ws, 3)
+        bounds = params["params"]["world"]["bounds"]
+        assert params["dim"] == 3 and params["reset"] is True
+        assert bounds["size"] == [400.0, 250.0, 250.0]  # a third side equal to the smaller one
+        assert (params["preset"], params["origin"], params["modified"]) == (None, "boids-2d", True)
+        assert "3D" in params["params"]["description"]
+        assert frame(ws).dim == 3
+        send(ws, type="mode", dim=2)
+        params = expect(ws, "params")
+        assert params["reset"] is False and params["dim"] == 2
+        assert params["params"]["world"]["bounds"]["size"] == [400.0, 250.0]
+        assert frame(ws).step == left.step
+        send(ws, type="mode", dim=2)  # already 2D: nothing changes
+        params = expect(ws, "params")
+        assert params["reset"] is False and params["parked"] == [3]
+
+
+def test_a_preset_drops_the_parked_mode(client):
+    with client.websocket_connect(STAR3) as ws:
+        opened(ws)
+        send(ws, type="mode", dim=2)
+        assert expect(ws, "params")["parked"] == [3]
+        send(ws, type="preset", name="boids-2d")
+        assert expect(ws, "params")["parked"] == []
+        send(ws, type="mode", dim=3)
+        params = expect(ws, "params")
+        assert params["reset"] is True and params["origin"] == "boids-2d"
+
+
+def test_both_modes_together_stay_within_the_agent_cap():
+    """A connection's simulations together hold at most --max-agents agents: a parked mode that
+    would exceed it is dropped (its next visit starts afresh)."""
+    app = create_app(preset="boids-2d", overrides=["agents.n=60"], sps=0, max_agents=700)
+    with TestClient(app) as c, c.websocket_connect("/ws?preset=starlings-2d&set=agents.n%3D300") as ws:
+        opened(ws)
+        send(ws, type="mode", dim=3)  # starlings-3d: 500 birds, 300 + 500 > 700
+        params = expect(ws, "params")
+        assert params["params"]["agents"]["n"] == 500 and params["parked"] == []
+        send(ws, type="set", changes={"agents.n": 200})
+        expect(ws, "params")
+        send(ws, type="mode", dim=2)  # a fresh starlings-2d (500) + the parked 200 <= 700
+        params = expect(ws, "params")
+        assert params["reset"] is True and params["parked"] == [3]
+        send(ws, type="set", changes={"agents.n": 600})  # 600 + 200 > 700: the 3D flock goes
+        params = expect(ws, "params")
+        assert params["params"]["agents"]["n"] == 600 and params["parked"] == []
+        (session,) = server_of(c).sessions
+        assert sum(s.state.n for s in session.simulations()) <= 700
+
+
+def test_a_new_mode_is_built_within_the_servers_budgets():
+    """A mode's simulation is built like any other: over --max-pairs it is refused with one error
+    and the shown mode goes on unchanged (7 nearest of 60 birds: 420 pairs; of 500: 3500)."""
+    app = create_app(preset="starlings-2d", overrides=["agents.n=60"], sps=0, max_pairs=1000)
+    with TestClient(app) as c, c.websocket_connect("/ws") as ws:
+        opened(ws)
+        send(ws, type="mode", dim=3)  # the twin starlings-3d: 500 birds
+        message = expect(ws, "error")["message"]
+        assert "3,500" in message and "1,000 pairs" in message, message
+        assert frame(ws).n_agents == 60
+        (session,) = server_of(c).sessions
+        assert session.sim.params.world.dim == 2 and session.modes.dims == []
+        send(ws, type="set", changes={"agents.n": 40})
+        params = expect(ws, "params")
+        assert params["dim"] == 2 and params["params"]["agents"]["n"] == 40
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        ({"type": "mode"}, "mode: missing field 'dim'"),
+        ({"type": "mode", "dim": 4}, "mode.dim: allowed: 2, 3"),
+        ({"type": "mode", "dim": "3"}, "mode.dim: allowed: 2, 3"),
+        ({"type": "wave", "delay": -1}, "wave.delay"),
+        ({"type": "wave", "delay": 61}, "wave.delay"),
+        ({"type": "wave", "delay": True}, "wave.delay"),
+        ({"type": "wave", "extra": 1}, "wave: unknown field"),
+    ],
+)
+def test_bad_mode_and_wave_messages_get_one_line_errors(client, message, words):
+    with client.websocket_connect(SMALL) as ws:
+        opened(ws)
+        send(ws, **message)
+        assert words in expect(ws, "error")["message"]
+        assert frame(ws).n_agents == 60  # the simulation goes on
+
+
+def _turning_birds(f):
+    return int(np.count_nonzero(f.flags[: f.n_agents] & FLAG_TURNING))
+
+
+def test_wave_starts_a_spontaneous_turn_after_the_delay(client):
+    quiet = "/ws?preset=starlings-2d&set=agents.n%3D60&set=turning.mean_interval%3D100000"
+    with client.websocket_connect(quiet) as ws:
+        opened(ws)
+        pause(ws)
+        start = frame(ws)
+        assert _turning_birds(start) == 0
+        send(ws, type="wave", delay=1.0)
+        send(ws, type="resume")
+        expect(ws, "state")
+        for _ in range(2000):
+            f = frame(ws)
+            if _turning_birds(f):
+                break
+        (session,) = server_of(client).sessions
+        turning = next(c for c in session.sim.components if c.name == "turning")
+    assert _turning_birds(f) > 0
+    assert 1.0 <= f.time - start.time <= 1.0 + 0.2
+    assert turning.waves == 1
+
+
+def test_wave_needs_spontaneous_turning_on(client):
+    with client.websocket_connect("/ws?preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse") as ws:
+        opened(ws)
+        send(ws, type="wave")
+        message = expect(ws, "error")["message"]
+        assert "turning.enabled" in message
+    with client.websocket_connect("/ws?preset=vicsek&set=agents.n%3D60") as ws:
+        opened(ws)
+        send(ws, type="wave")
+        assert "spontaneous turns" in expect(ws, "error")["message"]
+
+
+def test_turning_switched_on_mid_run_waits_for_its_first_interval(client):
+    """A turning component switched on at time t schedules its first wave an exponential interval
+    after t (mean 6 s here), not at time 0: switched on after 60 s it would otherwise start a wave
+    at once (probability 1 - exp(-10))."""
+    off = "/ws?preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse"
+    with client.websocket_connect(off) as ws:
+        opened(ws)
+        (session,) = server_of(client).sessions
+        deadline = time.monotonic() + 300
+        while session.sim.time < 60.0 and time.monotonic() < deadline:  # stepping as fast as it goes
+            time.sleep(0.05)
+        pause(ws)
+        send(ws, type="set", changes={"turning.enabled": True})
+        assert expect(ws, "params")["reset"] is False
+        turning = next(c for c in session.sim.components if c.name == "turning")
+        assert turning.next_event > session.sim.time >= 60.0
+        assert turning.waves == 0
+
+
+def test_compiling_is_reported_while_numba_compiles(client):
+    """numba's compile events (a real compile sends the same) become ``compiling`` messages:
+    active with the kernels compiled so far and the seconds since it began, then inactive."""
+    with client.websocket_connect(SMALL) as ws:
+        opened(ws)
+        frame(ws)  # the session's own kernels are ready: no real compile from here on
+        data = {"dispatcher": None, "args": (), "return_type": None}
+        event.start_event("numba:compile", data=data)
+        try:
+            message = receive(ws, timeout=30, progress=True)  # at most a second later
+            assert message["type"] == "compiling" and message["active"] is True, message
+            assert message["kernels"] >= 0 and message["seconds"] >= 0
+        finally:
+            event.end_event("numba:compile", data=data)
+        deadline = time.monotonic() + 30
+        while True:
+            message = receive(ws, timeout=30, progress=True)
+            assert isinstance(message, dict) and message["type"] == "compiling", message
+            if not message["active"]:
+                break
+            assert time.monotonic() < deadline
+        assert message["kernels"] >= 1
+        assert math.isfinite(message["seconds"])
+
+
+def test_warm_up_compiles_a_scene_once_per_source_version(tmp_path, monkeypatch, capsys):
+    """``python -m flocksim.viewer.warmup PRESET`` (run by ./dev.sh setup) runs the scene as a
+    session does, then leaves a stamp in the numba cache folder (keyed on the sources): the next
+    call does nothing."""
+    from flocksim.viewer import warmup
+
+    calls = []
+    real = warmup.warm_up
+    monkeypatch.setattr(warmup, "_stamp", lambda name: tmp_path / f"viewer-warm-{name}.stamp")
+    monkeypatch.setattr(warmup, "warm_up", lambda params: calls.append(params.model) or real(params))
+    assert warmup.main(["boids-2d"]) == 0
+    assert (tmp_path / "viewer-warm-boids-2d.stamp").exists()
+    assert "kernels ready" in capsys.readouterr().out
+    assert warmup.main(["boids-2d"]) == 0
+    assert calls == ["reynolds"]
+    assert capsys.readouterr().out == ""
+
+
+def test_serve_warms_its_first_scene_up_in_the_background(monkeypatch):
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from flocksim.cli import app
+    from flocksim.viewer import warmup
+
+    warmed = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    monkeypatch.setattr(warmup, "warm_up_in_background", lambda params, **options: warmed.append((params, options)))
+    with socket.socket() as s:  # a free port
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    result = CliRunner().invoke(app, ["serve", "--port", port, "--preset", "boids-2d", "--set", "agents.n=30"])
+    assert result.exit_code == 0, result.output
+    assert [(p.agents.n, p.world.dim, o) for p, o in warmed] == [(30, 2, {"engine": "cpu", "threads": None})]
+
+
+def test_dimension_changes_and_twins_by_hand():
+    from types import SimpleNamespace
+
+    from flocksim.viewer.modes import Parked, ParkedModes, dimension_changes, twin_preset
+
+    params = {
+        "description": "d",
+        "world": {"dim": 2, "bounds": {"kind": "box", "size": [40.0, 20.0]}},
+        "agents": {"planar": False},
+        "obstacles": {
+            "circles": [{"center": [1.0, 2.0], "body_radius": 1.0}],
+            "segments": [{"a": [0.0, 0.0], "b": [4.0, 0.0], "body_radius": 0.5}],
+            "boxes": [{"min_corner": [1.0, 1.0], "max_corner": [3.0, 2.0], "body_radius": 0.0}],
+        },
+        "rules": {"seek": {"target": [5.0, 5.0], "route": [[1.0, 1.0]], "group_targets": []}},
+    }
+    c = dimension_changes(params, 3)
+    assert c["world.dim"] == 3 and c["world.bounds.size"] == [40.0, 20.0, 20.0]  # third side = smaller side
+    assert c["obstacles.circles"][0]["center"] == [1.0, 2.0, 10.0]  # middle height of a box world
+    assert c["obstacles.segments"][0]["b"] == [4.0, 0.0, 10.0]
+    assert c["obstacles.boxes"][0]["min_corner"] == [1.0, 1.0, 5.0]  # middle -/+ a quarter of the height
+    assert c["obstacles.boxes"][0]["max_corner"] == [3.0, 2.0, 15.0]
+    assert c["rules.seek.target"] == [5.0, 5.0, 10.0] and c["rules.seek.route"] == [[1.0, 1.0, 10.0]]
+    assert "rules.seek.group_targets" not in c and "agents.planar" not in c
+    assert c["description"] == "3D version of: d"
+    flat = {**params, "world": {"dim": 3, "bounds": {"kind": "ellipsoid", "size": [5.0, 6.0, 7.0]}}}
+    flat["agents"] = {"planar": True}
+    back = dimension_changes(flat, 2)
+    assert back["world.bounds.size"] == [5.0, 6.0] and back["agents.planar"] is False
+    assert twin_preset("starlings-3d", 2) == "starlings-2d" and twin_preset("starlings-2d", 3) == "starlings-3d"
+    assert twin_preset("boids-2d", 3) is None and twin_preset(None, 3) is None and twin_preset("reef", 2) is None
+    # the agent cap over both modes drops the largest parked simulation first
+    modes = ParkedModes()
+    for dim, n in ((2, 300), (3, 500)):
+        modes.park(dim, Parked(SimpleNamespace(state=SimpleNamespace(n=n)), None, None, None))
+    modes.fit_cap(100, 900)
+    assert modes.dims == [2, 3]
+    modes.fit_cap(101, 900)
+    assert modes.dims == [2]

@@ -1,0 +1,63 @@
+"""What users read names published work, never our internal source documents (issue 16).
+
+Scene descriptions (``flocksim presets``, the viewer's scene list), the page, the viewer and
+preset docs and every command's ``--help`` must not cite "seed 00x" or "SPEC x.y": a user has
+never seen those documents.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flocksim import load_preset
+from flocksim.cli import app
+from flocksim.scenarios import preset_names
+
+ROOT = Path(__file__).resolve().parents[1]
+INTERNAL = re.compile(r"\bseed[- ]?00\d\b|\bSPEC\b|\bseeds? 00\d", re.IGNORECASE)
+"""Citations of the internal documents: "seed 003", "Seed 003's", "SPEC 6.3", "(SPEC)"."""
+
+
+def internal_citations(text: str) -> list[str]:
+    return [text[max(m.start() - 30, 0) : m.end() + 30] for m in INTERNAL.finditer(text)]
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_scene_descriptions_cite_no_internal_document(name):
+    description = load_preset(name).description
+    assert not internal_citations(description), description
+    assert len(description) > 40, description
+
+
+@pytest.mark.parametrize(
+    "path", ["docs/viewer.md", "docs/presets.md", "docs/protocol.md", "web/index.html", *sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "src/flocksim/scenarios/presets").glob("*.toml"))]
+)  # fmt: skip
+def test_user_documents_cite_no_internal_document(path):
+    assert not internal_citations((ROOT / path).read_text(encoding="utf-8")), path
+
+
+def _commands(group, prefix=()):
+    import typer.main
+
+    click_group = typer.main.get_command(group)
+    yield prefix
+    for name in getattr(click_group, "commands", {}):
+        yield (*prefix, name)
+
+
+def test_every_help_text_cites_no_internal_document():
+    runner = CliRunner()
+    for command in _commands(app):
+        result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (command, result.output)
+        assert not internal_citations(result.output), (command, internal_citations(result.output))
+
+
+def test_the_pattern_finds_what_it_should():
+    for text in ("Seed 003's 2D starlings", "as in seed 002", "(SPEC 6.9)", "SPEC 3.10", "seed-003"):
+        assert internal_citations(text), text
+    for text in ("--seed 3", "seeds 0..N-1", "Ballerini et al. 2008", "seed = 0", "specular"):
+        assert not internal_citations(text), text
