@@ -42,3 +42,37 @@ def _read_only(folder: Path) -> Iterator[None]:
 def read_only() -> Callable[[Path], contextlib.AbstractContextManager[None]]:
     """``with read_only(folder):`` makes ``folder`` unwritable (as a read-only file system would)."""
     return _read_only
+
+
+def free_port() -> int:
+    """A loopback TCP port that was free a moment ago."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_in_thread(app, port: int, **config) -> Iterator[None]:
+    """``app`` served by uvicorn on the loopback ``port`` in a daemon thread, until the block ends.
+    ``config``: more ``uvicorn.Config`` settings."""
+    import threading
+    import time
+
+    import uvicorn
+
+    settings = {"log_level": "warning", "ws_per_message_deflate": False, **config}
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **settings))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("the viewer server did not start")
+        time.sleep(0.02)
+    try:
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)

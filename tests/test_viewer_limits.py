@@ -16,7 +16,6 @@ import json
 import math
 import os
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 from PIL import Image
 from websockets.sync.client import connect
 
+from conftest import free_port, serve_in_thread
 from flocksim.budgets import MAX_NAVIGATION_CELLS
 from flocksim.viewer.http import guarded_protocol
 from flocksim.viewer.protocol import decode_frame
@@ -44,25 +44,9 @@ REPRODUCER = {  # issue 14: one message that allocated ~22 GB on boids-2d's 400 
 @contextlib.contextmanager
 def live_server(app, **config) -> Iterator[int]:
     """``app`` served by uvicorn on a free loopback port (yielded) in a thread."""
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    settings = {"log_level": "warning", "ws_per_message_deflate": False, **config}
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **settings))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("the viewer server did not start")
-        time.sleep(0.02)
-    try:
+    port = free_port()
+    with serve_in_thread(app, port, **config):
         yield port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
 
 
 def ws_connect(port: int, path: str = SMALL):
