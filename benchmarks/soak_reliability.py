@@ -234,8 +234,8 @@ def soak_damages(cases: int, rng: random.Random, folder: Path) -> dict:
                 missed.append(f"{what}: a multi-line message")
             else:
                 detected += 1
-        if i % 100 == 0:
-            log(f"damages: {i}/{cases}, {detected} detected")
+        if (i + 1) % 100 == 0:
+            log(f"damages: {i + 1}/{cases}, {detected} detected")
     return {"cases": cases, "detected": detected, "missed": missed, "kinds": kinds}
 
 
