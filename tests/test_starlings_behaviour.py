@@ -156,3 +156,28 @@ def test_birds_never_leave_the_region_by_more_than_the_margin(name):
             assert worst <= margin, f"{name} seed {seed}: {worst:.1f} units past a wall (margin {margin})"
         else:
             assert worst <= 0.0, f"{name} seed {seed}: outside the ellipsoid grown by the margin ({worst:.3f})"
+
+
+def speeds_after_20s(name: str, overrides: tuple[str, ...]) -> tuple[float, float]:
+    """(mean speed / max_speed, fraction of birds within 1 % of min_speed) of a preset after 20 s."""
+    params = apply_overrides(load_preset(name), list(overrides))
+    sim = Simulation(params, seed=0)
+    sim.step(round(20.0 / sim.dt))
+    speed = np.linalg.norm(sim.state.velocity[sim.state.alive], axis=1)
+    agents = params.agents
+    return float(speed.mean()) / agents.max_speed, float(np.mean(speed <= 1.01 * agents.min_speed))
+
+
+BEFORE_THE_SPEED_FIX = ("rules.response_time=1.0", "rules.cruise.restore=0.0")
+
+
+@pytest.mark.parametrize("name", ["starlings-2d", "starlings-3d"])
+@pytest.mark.parametrize("mode", ["inertial-spin", "basic"])
+def test_starlings_fly_near_cruise_speed(name, mode):
+    """The preset flocks fly near their cruise speed, not at min_speed; the model before the fix
+    (steering per second, no cruise control) fails the same bounds, so the check can fail."""
+    mean, at_min = speeds_after_20s(name, (f"rules.alignment.mode={mode}",))
+    assert mean >= 0.85 and at_min < 0.2, f"{name} {mode}: mean speed {mean:.3f} x max, {at_min:.1%} at min_speed"
+    if mode == "inertial-spin":
+        mean, at_min = speeds_after_20s(name, BEFORE_THE_SPEED_FIX)
+        assert mean < 0.85 and at_min >= 0.2, (mean, at_min)
