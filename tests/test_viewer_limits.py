@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 from websockets.sync.client import connect
@@ -353,3 +354,15 @@ def test_the_websocket_outlives_the_request_deadline():
         opened(ws)
         time.sleep(1.0)
         assert frame(ws).n_agents == 60
+
+
+def test_as_fast_as_possible_a_frame_follows_every_step():
+    """At --sps 0 a client pulling frames gets one per step: its ``next`` is read at once, not
+    parsed behind the next step on the worker thread (which sent one frame per two steps)."""
+    app = create_app(preset="starlings-3d", overrides=["agents.n=4000"], sps=0)
+    with live_server(app) as port, ws_connect(port, "/ws") as ws:
+        opened(ws)
+        steps = [frame(ws).step for _ in range(41)]
+    gaps = np.diff(steps)
+    assert np.all(gaps >= 1), steps
+    assert np.median(gaps) == 1, f"steps between frames: {gaps.tolist()}"

@@ -181,6 +181,20 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+BUILDING_CONTROLS = ("set", "preset")
+"""Message types that build parameters (validation, preset and image files): parsed on a worker thread."""
+
+
+def builds_parameters(text: str | bytes | bytearray | memoryview, max_bytes: int = MAX_CONTROL_BYTES) -> bool:
+    """Whether the control ``text`` is of a type that builds parameters (:data:`BUILDING_CONTROLS`);
+    False for anything that is not such a JSON object (its error is cheap to find)."""
+    try:
+        message = _load_json(text, max_bytes)
+    except ControlError:
+        return False
+    return isinstance(message, dict) and message.get("type") in BUILDING_CONTROLS
+
+
 def _load_json(text: str | bytes | bytearray | memoryview, max_bytes: int) -> Any:
     if isinstance(text, str):
         if len(text) > max_bytes:  # a character takes at least one byte

@@ -67,6 +67,7 @@ from flocksim.viewer.controls import (
     SetControl,
     TurnControl,
     WaveControl,
+    builds_parameters,
     error_reply,
     parse_control,
 )
@@ -400,7 +401,10 @@ class ViewerSession:
         if self.closed:
             return
         try:
-            control, params = await self._work(self._parse, data)
+            if builds_parameters(data, self.max_control_bytes):
+                control, params = await self._work(self._parse, data)
+            else:  # cheap: parsed now, not behind the next step on the worker (one frame per step)
+                control, params = self._parse(data)
             await self._apply(control, params)
         except ControlError as exc:
             await self.send_error(str(exc))
