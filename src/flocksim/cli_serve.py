@@ -74,8 +74,7 @@ def serve(
 
     Example: flocksim serve --open
 
-    On an NVIDIA GPU: flocksim serve --engine cuda --preset starlings-3d-large --max-agents 1000000
-    --set agents.n=1000000
+    On a GPU: flocksim serve --engine cuda --preset starlings-3d-large --max-agents 1000000 --set agents.n=1000000
 
     More birds, and a scene chosen by the address: flocksim serve --set agents.n=20000, then
     http://127.0.0.1:8000/?preset=boids-2d&set=agents.n%3D2000
