@@ -10,6 +10,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run (a seed from each test's name), so a suite
+# that passed passes again on a fresh machine; HYPOTHESIS_PROFILE=explore draws new examples each
+# run, to search for new failures (benchmarks/soak_reliability.py fuzzes at length).
+settings.register_profile("repeatable", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @contextlib.contextmanager

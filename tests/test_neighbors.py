@@ -9,6 +9,8 @@ lower index.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +24,7 @@ from flocksim.neighbors import (
     metric_neighbors_brute,
     metric_neighbors_grid,
 )
-from flocksim.neighbors.grid import CELL_SLACK, grid_geometry
+from flocksim.neighbors.grid import CELL_SLACK, geometry_from_bounds, grid_geometry
 from flocksim.neighbors.knn import knn_cell_width
 from flocksim.space import PERIODIC, Space, make_space
 
@@ -547,3 +549,19 @@ def test_hypothesis_grid_equals_brute(state, radius, k):
     check_metric(pos, alive, space, radius)
     check_knn(pos, alive, space, k)
     check_knn(pos, alive, space, int(alive.sum()) + 1)
+
+
+@pytest.mark.parametrize("kind", ["open", "box", "periodic"])
+def test_a_tiny_cell_over_a_huge_extent_gives_a_bounded_grid_without_warnings(kind):
+    """1e-300 wide cells over 1e9 units would be 1e309 cells an axis (a float overflow): the grid
+    widens its cells until the count fits, with no RuntimeWarning on the way."""
+    space = make_space(kind, [1e9, 1e9])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        g = geometry_from_bounds(np.array([-5e8, -5e8]), np.array([5e8, 5e8]), 300, space, 1e-300)
+    assert g.nx * g.ny <= 600 and g.nx >= 1 and g.ny >= 1
+
+
+def test_a_non_finite_extent_is_refused_rather_than_searched_forever():
+    with pytest.raises(ValueError, match="finite"):
+        geometry_from_bounds(np.array([0.0, 0.0]), np.array([np.inf, 1.0]), 10, make_space("open", [1, 1]), 1.0)

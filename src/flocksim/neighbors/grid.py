@@ -92,11 +92,12 @@ def geometry_from_bounds(
     else:
         origin = lo
         lengths = np.maximum(hi - origin, 0.0)
+    if not np.isfinite(lengths).all():
+        raise ValueError(f"grid: the agents' extent must be finite, got {lengths.tolist()}")
     while True:  # counts are compared as floats: a tiny radius must not overflow the integer cast
-        if space.kind == PERIODIC:
-            wanted = np.maximum(1.0, np.floor(lengths / width))
-        else:
-            wanted = np.floor(lengths / width) + 1.0
+        with np.errstate(over="ignore"):  # a tiny cell over a huge extent: inf cells, then wider ones
+            wanted = np.floor(lengths / width)
+        wanted = np.maximum(1.0, wanted) if space.kind == PERIODIC else wanted + 1.0
         if math.prod(float(c) for c in wanted) <= max_cells:
             counts = wanted.astype(np.int64)
             widths = lengths / counts if space.kind == PERIODIC else np.full(dim, width)
