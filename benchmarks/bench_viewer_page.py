@@ -14,7 +14,8 @@ measure for ``--seconds`` seconds each:
 - ``browser_cpu_ms_per_frame`` / ``browser_cpu_ms_per_render``: CPU time [ms] the browser's
   processes (chromium and its GPU process, which runs SwiftShader; every descendant of this
   script except the server) used per frame drawn in the live window and per render in the
-  rotating window. On a machine shared with other work the frame rates fall with the load, but
+  rotating window (renders counted by the page, ``flocksim.renderCount``, where it counts them;
+  estimated from ``flocksim.fps`` on older pages). On a machine shared with other work the frame rates fall with the load, but
   CPU time per frame hardly does: it is the figure to compare two builds with there.
 
 Both read only what every version of the page exposes (``flocksim.framesDrawn``, ``flocksim.fps``,
@@ -47,6 +48,8 @@ from bench_viewer import free_port, start_server, stop_server  # the server star
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+# renders since the page loaded, where the page counts them (null on pages that do not)
+RENDER_COUNT = "flocksim.renderCount ?? null"
 
 
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
@@ -100,18 +103,21 @@ def measure(browser, n: int, port: int, server_pid: int, args: argparse.Namespac
         samples, end, k = [], time.monotonic() + args.seconds, 0
         next_sample = time.monotonic() + 1.0  # the first second fills the page's window
         c0, s0 = browser_cpu_s(server_pid), next_sample
+        r0 = page.evaluate(RENDER_COUNT)
         while time.monotonic() < end:
             k += 1
             page.mouse.move(cx + 120 * ((k % 40) / 20 - 1), cy + 10 * ((k % 7) - 3), steps=2)
             if time.monotonic() >= next_sample:
                 samples.append(page.evaluate("flocksim.fps"))
                 next_sample += 0.5
+        r1 = page.evaluate(RENDER_COUNT)
         c1, s1 = browser_cpu_s(server_pid), time.monotonic()
         page.mouse.up()
         render = sum(samples) / len(samples) if samples else float("nan")
-        # renders in the sampled window: mean renders per second x its length (all the window's CPU
-        # time is charged to them, including the second before the first sample)
-        cpu_per_render = 1e3 * (c1 - c0) / max(render * (s1 - s0), 1)
+        # exact where the page counts its renders; otherwise the mean renders per second x the
+        # sampled window (charged all the window's CPU time, the second before the first sample too)
+        renders = r1 - r0 if r0 is not None and r1 is not None else render * (s1 - s0)
+        cpu_per_render = 1e3 * (c1 - c0) / max(renders, 1)
         return {"live_fps": round(live, 2), "render_fps": round(render, 2), "first_frame_s": round(first, 1),
                 "browser_cpu_ms_per_frame": round(cpu_per_frame, 1),
                 "browser_cpu_ms_per_render": round(cpu_per_render, 1)}  # fmt: skip

@@ -67,6 +67,7 @@ class App {
     this.framesDrawn = 0;
     this.framesReceived = 0;
     this.renders = []; // times of the renders in the last second [ms]
+    this.renderCount = 0; // renders since the page loaded
     this.fps = 0;
     this.fpsShownAt = 0;
     this.lastTick = 0;
@@ -323,6 +324,7 @@ class App {
     if (this.view.dirty) {
       this.view.render();
       this.renders.push(now);
+      this.renderCount += 1;
     }
     while (this.renders.length && now - this.renders[0] > 1000) this.renders.shift();
     this.fps = this.renders.length;
@@ -677,6 +679,10 @@ function testHook(app) {
     },
     get fps() {
       return app.fps;
+    },
+    /** Renders since the page loaded. */
+    get renderCount() {
+      return app.renderCount;
     },
     get paused() {
       return app.paused;

@@ -43,8 +43,23 @@ const FLOCK_QUANTILE = 0.97;
 const FOLLOW_RATE = 0.12;
 /** Per frame, the share of the way the followed 3D camera's distance moves toward its goal. */
 const FOLLOW_ZOOM_RATE = 0.06;
-/** Smallest drawn length of an agent in 3D [CSS px] (highlights more, see shaders.js). */
+/** Smallest drawn length of an agent in 3D [CSS px] in a flock of up to MIN_PIXELS_FULL_N birds
+ * (highlights have their own, larger minimums: see shaders.js). */
 const MIN_AGENT_PIXELS = 2.2;
+/** Above this many agents the smallest drawn length shrinks as 1 / sqrt(N), so the pixels that
+ * minimum-size birds fill stay those of this many: a large flock is a visible cloud by its
+ * numbers, and a software renderer fills no more pixels for it (measured in docs/benchmarks.md). */
+const MIN_PIXELS_FULL_N = 10_000;
+
+/**
+ * Smallest drawn length of an agent in 3D [CSS px] for a flock of `n` agents.
+ *
+ * @param {number} n
+ * @returns {number}
+ */
+export function agentMinPixels(n) {
+  return MIN_AGENT_PIXELS * Math.sqrt(MIN_PIXELS_FULL_N / Math.max(n, MIN_PIXELS_FULL_N));
+}
 /** Wing beats per second of simulated time (3D birds). */
 const FLAP_HZ = 7;
 /** Aerial perspective: haze of a bird at the far side of the flock. */
@@ -223,6 +238,7 @@ export class ViewRenderer {
     }
     const size = this.agentSize;
     this.agents.update(frame, 0, frame.nAgents, size);
+    this.agents.material.uniforms.uMinPixels.value = agentMinPixels(frame.nAgents);
     const [p0, p1] = extraRange(frame, FLAG_PREDATOR);
     this.predators.update(frame, p0, p1, size);
     const [t0, t1] = extraRange(frame, FLAG_TARGET);

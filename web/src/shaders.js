@@ -12,8 +12,9 @@
  * 3D y maps to "up" (closest to +y, orthogonal to the heading) and z to the heading's side.
  *
  * 3D (cheap at 100 000 instances: 2 triangles per bird, no textures, no sorting):
- * - a bird is never drawn smaller than a few pixels (`uMinPixels`; highlights larger), so a far
- *   flock stays a visible cloud instead of flickering sub-pixel darts;
+ * - a bird is never drawn smaller than a few pixels (`uMinPixels`, less in flocks of over 10 000:
+ *   see renderer.js; highlights have fixed, larger minimums), so a far flock stays a visible
+ *   cloud instead of flickering sub-pixel darts;
  * - its wing tips beat (a phase from the frame's simulated time and the instance), so it
  *   freezes when paused and slows down in slow-motion replay;
  * - the selected agent, its neighbours and predators are never hidden by the flock (drawn nearer
@@ -74,7 +75,7 @@ uniform float uUseFlags;   // 1: colour and size follow the flag byte (agents)
 uniform vec3 uSelectedColor;
 uniform vec3 uNeighborColor;
 uniform vec3 uTurningColor;
-uniform float uMinPixels;  // 3D: smallest drawn body length [px]
+uniform float uMinPixels;  // 3D: smallest drawn body length [px] (highlighted agents: their own, larger)
 uniform float uPixelSize;  // 3D: world size of one pixel at view depth 1
 uniform float uFlap;       // 3D: wing-beat phase [rad]
 uniform vec3 uSunDir;      // 3D: toward the sun (world)
@@ -115,11 +116,11 @@ void main() {
   if (uUseFlags > 0.5) {
     int flag = int(iFlag + 0.5);
     if ((flag & 1) != 0) {
-      colour = uSelectedColor; size *= 2.2; minPixels *= 7.0; lift = 3.0; vHighlight = 1.0;
+      colour = uSelectedColor; size *= 2.2; minPixels = 15.4; lift = 3.0; vHighlight = 1.0;
     } else if ((flag & 2) != 0) {
-      colour = uNeighborColor; size *= 1.3; minPixels *= 3.5; lift = 2.0; vHighlight = 0.8;
+      colour = uNeighborColor; size *= 1.3; minPixels = 7.7; lift = 2.0; vHighlight = 0.8;
     } else if ((flag & 4) != 0) {
-      colour = uTurningColor; minPixels *= 1.4; lift = 1.0; vHighlight = 0.6;
+      colour = uTurningColor; minPixels = max(minPixels, 3.1); lift = 1.0; vHighlight = 0.6;
     }
   }
   vec3 local = position;

@@ -90,3 +90,11 @@ test("skyColor (the CPU mirror of the sky shader): zenith above, warm horizon, d
   const toward = at(SUN_DIRECTION[0], 0, SUN_DIRECTION[2]); // toward the sun: brighter
   assert.ok(toward.r > away.r && toward.g > away.g);
 });
+
+test("agentMinPixels: 2.2 px up to 10 000 agents, then 1 / sqrt(N) (constant filled area)", async () => {
+  const { agentMinPixels } = await import("../src/renderer.js");
+  assert.equal(agentMinPixels(1), 2.2);
+  assert.equal(agentMinPixels(10_000), 2.2);
+  assert.ok(Math.abs(agentMinPixels(100_000) - 2.2 / Math.sqrt(10)) < 1e-12);
+  assert.ok(Math.abs(agentMinPixels(40_000) ** 2 * 40_000 - 2.2 ** 2 * 10_000) < 1e-6);
+});
