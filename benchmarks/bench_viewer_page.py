@@ -15,8 +15,9 @@ measure for ``--seconds`` seconds each:
   processes (chromium and its GPU process, which runs SwiftShader; every descendant of this
   script except the server) used per frame drawn in the live window and per render in the
   rotating window (renders counted by the page, ``flocksim.renderCount``, where it counts them;
-  estimated from ``flocksim.fps`` on older pages). On a machine shared with other work the frame rates fall with the load, but
-  CPU time per frame hardly does: it is the figure to compare two builds with there.
+  estimated from ``flocksim.fps`` on older pages). On a machine shared with other work the
+  frame rates fall with the load, but CPU time per frame hardly does: it is the figure to compare
+  two builds with there.
 
 Both read only what every version of the page exposes (``flocksim.framesDrawn``, ``flocksim.fps``,
 the Pause button), so two builds can be compared: run this script for each, alternately, e.g.

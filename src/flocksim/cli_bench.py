@@ -78,7 +78,8 @@ def bench(
             err.print(
                 f"{row['workload']} {row['dim']}D n={row['n']} {row['neighbors']}: "
                 f"{row['ms_per_step_median']:.2f} ms/step median ({row['ms_per_step_min']:.2f} best), "
-                f"{row['threads']} threads ({row['threading_layer']}), compile {row['compile_s']:.2f} s, peak RSS {row['peak_rss_mb']:.0f} MB",
+                f"{row['threads']} threads ({row['threading_layer']}), compile {row['compile_s']:.2f} s, "
+                f"peak RSS {row['peak_rss_mb']:.0f} MB",
                 highlight=False,
             )
 
