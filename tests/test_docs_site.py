@@ -4,6 +4,7 @@ cannot read, pages missing from the navigation) and carries the API reference (`
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,3 +45,17 @@ def test_the_design_page_numbers_the_behaviours(site):
     design = (site / "design" / "index.html").read_text(encoding="utf-8")
     for section in ("1.2 Two-phase steps", "3.4 Steering transform", "4.2 Shared by mass", "5.1 Inertial-spin"):
         assert section in design, section
+
+
+def test_every_design_section_the_code_cites_exists():
+    design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    sections = set(re.findall(r"^##+ (\d+(?:\.\d+)?)\.? ", design, re.MULTILINE))
+    cited: dict[str, set[str]] = {}
+    for path in [*(ROOT / "src").rglob("*.py"), *(ROOT / "docs").glob("*.md")]:
+        text = path.read_text(encoding="utf-8")
+        if "design.md" in text or path.name == "design.md":
+            for number in re.findall(r"§(\d+(?:\.\d+)?)", text):
+                cited.setdefault(number, set()).add(str(path.relative_to(ROOT)))
+    assert len(cited) > 10, "the code no longer cites docs/design.md"
+    missing = {number: sorted(paths) for number, paths in cited.items() if number not in sections}
+    assert not missing, f"sections cited but not in docs/design.md: {missing}"
