@@ -19,7 +19,7 @@ def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site")
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )  # fmt: skip
     assert result.returncode == 0, "mkdocs build --strict failed:\n" + result.stderr[-5000:]
     return out
@@ -39,6 +39,10 @@ def test_the_api_reference_is_generated_from_the_docstrings(site):
     assert "query_radius" in simulation and "reused when large enough" in simulation
     metrics = (site / "api" / "metrics" / "index.html").read_text(encoding="utf-8")
     assert "polarization" in metrics
+    # the docstrings' Sphinx roles (:class:`X`) are shown as code (docs/_ext/sphinx_roles.py), not as typed
+    for page in (site / "api").rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert not [role for role in (":class:", ":func:", ":mod:", ":meth:") if role in text], page
 
 
 def test_the_design_page_numbers_the_behaviours(site):
