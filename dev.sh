@@ -3,6 +3,7 @@
 #   ./dev.sh demo    run the main job: serve the viewer on http://127.0.0.1:8000 (Ctrl-C stops)
 #   ./dev.sh run ... the command line, e.g. ./dev.sh run starlings-2d --steps 3600
 #   ./dev.sh test    lint and run the whole test suite
+#   ./dev.sh docs    serve the documentation site (MkDocs) on http://127.0.0.1:8001, rebuilt on edits
 #   ./dev.sh setup   only create/refresh .venv
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -74,6 +75,10 @@ case "${1:-}" in
     setup
     shift
     exec "$VENV/bin/flocksim" run "$@" ;;
+  docs)
+    setup
+    shift
+    exec "$VENV/bin/mkdocs" serve --dev-addr 127.0.0.1:8001 "$@" ;;
   test)
     setup
     ensure_chromium
@@ -83,6 +88,6 @@ case "${1:-}" in
     shift
     "$VENV/bin/python" -m pytest -q "$@" ;;
   *)
-    echo "usage: ./dev.sh demo [serve options] | run PRESET [options] | test [pytest args] | setup" >&2
+    echo "usage: ./dev.sh demo [serve options] | run PRESET [options] | test [pytest args] | docs [mkdocs serve options] | setup" >&2
     exit 2 ;;
 esac

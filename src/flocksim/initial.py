@@ -1,4 +1,4 @@
-"""Initial conditions: positions uniform in the region, headings
+"""Initial conditions (docs/design.md §1.4): positions uniform in the region, headings
 random or aligned with a spread, speeds with small random variation."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Perturbations: turn the birds around a chosen bird, to watch the change spread."""
+"""Perturbations: turn the birds around a chosen bird, to watch the change spread (docs/design.md §5.4)."""
 
 from __future__ import annotations
 

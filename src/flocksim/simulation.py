@@ -103,7 +103,7 @@ class Simulation:
         self.state = self.model.initial_state(self.rng)
         self.check_neighbor_budget()
         self.steps = 0
-        self._in_step = False  # spawns and removals requested meanwhile wait for the step's end
+        self._in_step = False  # spawns and removals requested meanwhile wait for the step's end (docs/design.md §1.5)
         self._pending: list[tuple[str, Any]] = []
         self._index: SpatialIndex | None = None
         self._index_key: tuple[int, int] | None = None
@@ -160,7 +160,7 @@ class Simulation:
         radius: Any = None,
         kind: Any = 0,
     ) -> np.ndarray:
-        """Add agents; returns their new stable ids. See :mod:`flocksim.spawning`.
+        """Add agents; returns their new stable ids (docs/design.md §1.5). See :mod:`flocksim.spawning`.
 
         ``positions`` (M, dim) [units]; ``velocities`` (M, dim) [units/s], zero when None;
         ``kind`` one value or M; ``mass`` / ``radius`` one value or M, by default those of the
@@ -238,7 +238,7 @@ class Simulation:
         self._index = None
 
     def query_radius(self, point: Any, r: float, out: np.ndarray | None = None) -> np.ndarray:
-        """Ids of the alive agents within ``r`` [units] of ``point`` (inclusive), ascending.
+        """Ids of the alive agents within ``r`` [units] of ``point`` (inclusive), ascending (docs/design.md §2.6).
         ``out``: an int64 buffer reused when large enough (no allocation); a view of it is returned."""
         return self.spatial_index().radius(point, r, out)
 
@@ -267,7 +267,7 @@ class Simulation:
     def perturb_turn(
         self, center_id: int = 0, radius: float | None = None, count: int | None = None, angle_deg: float = 120.0
     ) -> np.ndarray:
-        """Turn the birds around bird ``center_id`` by ``angle_deg`` now: positive left,
+        """Turn the birds around bird ``center_id`` by ``angle_deg`` now (docs/design.md §5.4): positive left,
         negative right, relative to their headings (3D: about the vertical +y axis, seen from above).
         ``radius``: the living birds within it; ``count``: the nearest ``count`` (the bird included);
         neither: the bird and its 7 nearest. Returns the rows turned. See :mod:`flocksim.perturbation`."""
@@ -286,7 +286,7 @@ class Simulation:
         self._targets("set_agent_targets").set_agent_targets(ids, points)
 
     def set_pointer(self, point: Any, mode: str) -> None:
-        """Pointer attract / repel: ``mode`` "attract" or "repel" at ``point``
+        """Pointer attract / repel (docs/design.md §3.10): ``mode`` "attract" or "repel" at ``point``
         (world.dim numbers [units]) from the next step on, until ``mode`` "off" (point ignored).
         Each alive agent within ``params.pointer.radius`` (0 = all) turns toward / away from the
         point by at most ``params.pointer.turn_rate_deg`` [deg/s] x dt per step, keeping its

@@ -1,4 +1,4 @@
-"""Space: where agents live.
+"""Space: where agents live (docs/design.md §3.8).
 
 Like jax-md's (displacement, shift) pair, code past this module never looks at
 the box: it calls :func:`displacement` for the vector from one point to another

@@ -1,4 +1,4 @@
-"""Adding and removing agents while a simulation runs.
+"""Adding and removing agents while a simulation runs (docs/design.md §1.5).
 
 Rows are never reordered or reused: a new agent is a new row at the end with the next unused
 id, a removed agent keeps its row with ``alive = False`` (the mechanism predator catches use),

@@ -1,4 +1,4 @@
-"""FlockState: the structure-of-arrays state of a flock.
+"""FlockState: the structure-of-arrays state of a flock (docs/design.md §1.1).
 
 Row ``r`` of every array is one agent; ``ids[r]`` is its stable id, which
 never changes and is never reused. Dead agents keep their row with

@@ -1,4 +1,4 @@
-"""Pointer attract / repel (the viewer's mouse): a Simulation component.
+"""Pointer attract / repel (the viewer's mouse; docs/design.md §3.10): a Simulation component.
 
 While the pointer is active (mode ``attract`` or ``repel`` at a point), after every step
 each alive agent within ``pointer.radius`` of the point (every agent when the radius is

@@ -1,4 +1,4 @@
-"""Predators (docs/starlings.md): a Simulation component.
+"""Predators (docs/design.md §5.2, docs/starlings.md): a Simulation component.
 
 Each step, before the birds move, every predator (re)chooses its target,
 steers toward the target's predicted position with a limited turn rate and

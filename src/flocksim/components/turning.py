@@ -1,4 +1,4 @@
-"""Spontaneous collective turns (after Attanasi et al. 2014, 2015): a Simulation component.
+"""Spontaneous collective turns (after Attanasi et al. 2014, 2015; docs/design.md §5.3): a Simulation component.
 
 A turn ("wave") starts at random times: the waiting times are exponential with
 mean ``turning.mean_interval``, drawn from the simulation's generator; a turn

@@ -1,6 +1,6 @@
 """CPU engine: numba kernels, parallel over agents with prange.
 
-Every step is two-phase: phase one reads one snapshot of
+Every step is two-phase (docs/design.md §1.2): phase one reads one snapshot of
 positions and velocities and writes each agent's acceleration (or new heading)
 into its own slot of a separate buffer; phase two integrates each agent from
 its own slot. No loop carries a value from one agent to another, so results

@@ -1,4 +1,4 @@
-"""Overlap resolution on the CPU: the grid pass, its brute-force reference, the driver.
+"""Overlap resolution on the CPU (docs/design.md §4): the grid pass, its brute-force reference, the driver.
 
 Each relaxation pass is two-phase like a step: every agent's correction is computed from one
 snapshot of the positions into its own row of a buffer, then all are applied. Agent pairs

@@ -1,4 +1,4 @@
-"""Per-agent rule math as scalar functions, single-source.
+"""Per-agent rule math as scalar functions, single-source (docs/design.md §3-§5).
 
 Every function here takes and returns scalars or tuples of scalars and never
 allocates, so numba compiles it for the CPU (``device`` below) and

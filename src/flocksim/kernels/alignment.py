@@ -1,4 +1,4 @@
-"""Basic alignment: steer toward the neighbours' mean velocity."""
+"""Basic alignment: steer toward the neighbours' mean velocity (docs/design.md §3.2)."""
 
 from __future__ import annotations
 

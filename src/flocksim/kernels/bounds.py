@@ -1,4 +1,4 @@
-"""Soft walls: an inward acceleration near the edge of the region.
+"""Soft walls: an inward acceleration near the edge of the region (docs/design.md §3.8).
 
 Inside the margin the push grows linearly from 0 at ``margin`` from the wall
 to ``turn_strength`` at the wall, and keeps growing beyond it; with margin 0

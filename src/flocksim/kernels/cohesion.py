@@ -1,4 +1,4 @@
-"""Cohesion: steer toward the neighbours' mean position.
+"""Cohesion: steer toward the neighbours' mean position (docs/design.md §3.3).
 
 Works on summed displacements (p_j - p_i, minimum image in periodic space),
 so mean(p_j) - p_i is well defined across a periodic edge.

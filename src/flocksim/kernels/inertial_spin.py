@@ -1,4 +1,4 @@
-"""Inertial-spin alignment (Cavagna et al. 2015, as simplified by the reference starling simulator).
+"""Inertial-spin alignment (docs/design.md §5.1; Cavagna et al. 2015, as the reference starling simulator has it).
 
 Each agent carries a spin s (three components; z only in 2D). Per frame of
 1/60 s: torque tau = mean over neighbours of h_i x h_j (unit headings), spin

@@ -1,4 +1,4 @@
-"""Static obstacles: distance to an obstacle, steering push, overlap push-out.
+"""Static obstacles: distance to an obstacle, steering push, overlap push-out (docs/design.md §3.9, §4.4).
 
 An obstacle is a core (a point, a segment or a solid axis-aligned box) with a body radius
 around it and an influence radius measured from it. For an agent at p, :func:`core_offset`

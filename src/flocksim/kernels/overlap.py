@@ -1,4 +1,4 @@
-"""Overlap resolution between agents.
+"""Overlap resolution between agents (docs/design.md §4).
 
 Two bodies overlap when their centres are closer than r_i + r_j. The penetration
 r_i + r_j - d is shared by mass: agent i moves m_j / (m_i + m_j) of it, away from j, and j

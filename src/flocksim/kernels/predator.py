@@ -1,4 +1,4 @@
-"""Fleeing from predators (docs/starlings.md).
+"""Fleeing from predators (docs/design.md §5.2, docs/starlings.md).
 
 An agent reacts to its nearest predator when it is closer than the detection
 distance D: closeness c = 1 - d/D (1 at the predator, 0 at D). Its speed limit

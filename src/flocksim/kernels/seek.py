@@ -1,4 +1,4 @@
-"""Seek with arrival (Reynolds 1999)."""
+"""Seek with arrival (Reynolds 1999; docs/design.md §3.6)."""
 
 from __future__ import annotations
 

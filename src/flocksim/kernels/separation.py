@@ -1,4 +1,4 @@
-"""Separation: move away from close neighbours, harder when closer.
+"""Separation: move away from close neighbours, harder when closer (docs/design.md §3.1).
 
 Per-pair terms take the displacement (dx, dy, dz) from the agent to its
 neighbour and its squared length d2; the rule sums them over neighbours

@@ -1,4 +1,4 @@
-"""The steering transform (Reynolds 1999): a rule's desired velocity becomes a limited force.
+"""The steering transform (Reynolds 1999; docs/design.md §3.4): a desired velocity becomes a limited force.
 
 Reynolds writes the steering force of one update as desired velocity minus
 velocity, truncated to the largest force. A velocity difference becomes an

@@ -1,4 +1,4 @@
-"""The murmuration analyses of docs/starlings.md, computable from any run.
+"""The murmuration analyses of docs/starlings.md (docs/design.md §5.6), computable from any run.
 
 Snapshot measures take the positions and velocities of the living birds,
 (N, dim) arrays; time-series measures take sequences of samples. Angles are in

@@ -6,7 +6,7 @@ topological mode alignment and cohesion use all k and separation those of
 them within its radius), seek toward a target with arrival (per agent when
 ``model.targets`` is set; inside ``attack_range`` of its seek point an agent
 seeks with w_target x attack_weight and ignores alignment and cohesion), and a
-soft-wall push. The forces combine per ``rules.steering``. Integration:
+soft-wall push. The forces combine per ``rules.steering`` (docs/design.md §3.4). Integration (§1.3):
 v += a dt, |v| clamped to [min_speed, max_speed], p += v dt.
 
 The starling features of docs/starlings.md live here too:

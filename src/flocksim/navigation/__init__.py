@@ -1,4 +1,4 @@
-"""Path-finding for seekers: occupancy grids and flow fields."""
+"""Path-finding for seekers (docs/design.md §3.7): occupancy grids and flow fields."""
 
 from flocksim.navigation.flowfield import FlowField, grid_graph, move_allowed
 from flocksim.navigation.occupancy import OccupancyGrid, walls_from_image, walls_from_map

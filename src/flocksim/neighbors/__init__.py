@@ -1,4 +1,4 @@
-"""Neighbour search: metric (radius) and topological (k nearest),
+"""Neighbour search (docs/design.md §2): metric (radius) and topological (k nearest),
 by brute force (the reference) or on a uniform grid."""
 
 from __future__ import annotations

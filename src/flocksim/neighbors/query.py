@@ -1,4 +1,4 @@
-"""Spatial queries for game code: agents near a point.
+"""Spatial queries for game code (docs/design.md §2.6): agents near a point.
 
 :class:`SpatialIndex` bins the alive agents on the engine's uniform grid (the counting sort of
 :mod:`flocksim.neighbors.grid`) once, then answers any number of queries without allocating

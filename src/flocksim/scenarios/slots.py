@@ -1,4 +1,4 @@
-"""Attack slots and random offsets around a target.
+"""Attack slots and random offsets around a target (docs/design.md §3.6).
 
 Offsets are 2D, in the ground plane (x, y in 2D worlds; x, z in 3D worlds): the
 targets component adds them to a group's target every step, so slots move with it.

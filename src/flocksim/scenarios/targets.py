@@ -1,4 +1,4 @@
-"""Targets, attack slots and flow-field waypoints: a Simulation component.
+"""Targets, attack slots and flow-field waypoints (docs/design.md §3.6, §3.7): a Simulation component.
 
 Before every step it works out each agent's seek point and hands it to the kernels
 (``model.targets``, (N, 3)):
