@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -128,6 +129,8 @@ def test_page_loads_and_draws(open_page):
         hook(page, "status")["polarization"], abs=0.2
     )
     wait(page, "Number(document.getElementById('status-fps').textContent) > 0")
+    # and what steps it: the thread count and numba's threading layer
+    assert re.fullmatch(r"\(\d+ threads?(, (tbb|omp|workqueue))?\)", page.locator("#status-engine").inner_text())
     assert page.locator("#error").is_hidden()
 
 

@@ -146,6 +146,8 @@ def test_hello_then_params(client):
         assert params["params"]["agents"]["n"] == 60
         assert params["reset"] is True
         assert params["paused"] is False
+        assert params["engine"]["name"] == "cpu" and params["engine"]["threads"] >= 1
+        assert params["engine"]["layer"] in {"tbb", "omp", "workqueue", "none"}
 
 
 def test_frames_decode_and_never_repeat_a_step_while_running():

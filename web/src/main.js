@@ -184,6 +184,7 @@ class App {
     byId("mode-3d").setAttribute("aria-pressed", String(msg.dim === 3));
     byId("pointer-toggle").hidden = msg.dim !== 3;
     byId("scene-description").textContent = msg.params.description ?? "";
+    this.statusBar.showEngine(msg.engine);
     const turning = /** @type {HTMLInputElement} */ (byId("record-turn"));
     turning.disabled = !msg.params.turning;
     turning.title = msg.params.turning ? "" : "this model has no spontaneous turns";

@@ -97,6 +97,19 @@ export function formatValue(x, digits) {
   return Number.isFinite(x) ? x.toFixed(digits) : "-";
 }
 
+/**
+ * Short text for the engine of a `params` message: "(GPU)", "(2 threads, tbb)", "(1 thread)".
+ *
+ * @param {{name: string, threads: number|null, layer: string|null}|undefined} engine
+ * @returns {string}
+ */
+export function engineText(engine) {
+  if (!engine) return "";
+  if (engine.name === "cuda") return "(GPU)";
+  const threads = `${engine.threads} thread${engine.threads === 1 ? "" : "s"}`;
+  return engine.layer && engine.layer !== "none" && engine.threads !== 1 ? `(${threads}, ${engine.layer})` : `(${threads})`;
+}
+
 /** The status bar: ids status-polarization, -neighbors, -caught, -remaining, -sps, -fps, -time, -mode. */
 export class StatusBar {
   constructor() {
@@ -127,6 +140,15 @@ export class StatusBar {
     f.remaining.textContent = formatValue(status.remaining, 0);
     f.steps_per_second.textContent = formatValue(status.steps_per_second, 0);
     f.time.textContent = formatValue(time, 1);
+  }
+
+  /**
+   * Show what steps the simulation, e.g. "2 threads, tbb" or "GPU".
+   *
+   * @param {{name: string, threads: number|null, layer: string|null}|undefined} engine
+   */
+  showEngine(engine) {
+    byId("status-engine").textContent = engineText(engine);
   }
 
   /** @param {number} fps rendered frames per second, measured here */

@@ -98,3 +98,12 @@ test("agentMinPixels: 2.2 px up to 10 000 agents, then 1 / sqrt(N) (constant fil
   assert.ok(Math.abs(agentMinPixels(100_000) - 2.2 / Math.sqrt(10)) < 1e-12);
   assert.ok(Math.abs(agentMinPixels(40_000) ** 2 * 40_000 - 2.2 ** 2 * 10_000) < 1e-6);
 });
+
+test("engineText: what steps the simulation, in the status bar", async () => {
+  const { engineText } = await import("../src/ui.js");
+  assert.equal(engineText(undefined), "");
+  assert.equal(engineText({ name: "cuda", threads: null, layer: null }), "(GPU)");
+  assert.equal(engineText({ name: "cpu", threads: 2, layer: "tbb" }), "(2 threads, tbb)");
+  assert.equal(engineText({ name: "cpu", threads: 1, layer: "tbb" }), "(1 thread)");
+  assert.equal(engineText({ name: "cpu", threads: 4, layer: "none" }), "(4 threads)");
+});

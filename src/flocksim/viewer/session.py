@@ -355,8 +355,21 @@ class ViewerSession:
                 "reset": bool(reset),
                 "paused": self.paused,
                 "parked": self.modes.dims,
+                "engine": self.engine_info(),
             }
         )
+
+    def engine_info(self) -> dict[str, Any]:
+        """What steps the simulation: engine name, CPU threads per step and numba's threading layer
+        ("none" before a parallel kernel ran), shown in the page's status bar."""
+        if self.engine == "cuda":
+            return {"name": "cuda", "threads": None, "layer": None}
+        import numba
+
+        from flocksim.bench import threading_layer
+
+        threads = self.threads if self.threads is not None else numba.config.NUMBA_NUM_THREADS
+        return {"name": "cpu", "threads": threads, "layer": threading_layer()}
 
     def simulations(self) -> list[Simulation]:
         """The connection's simulations: the one shown, then the parked ones."""
