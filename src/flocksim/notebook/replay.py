@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import traitlets
 
 from flocksim.config import ConfigError, to_dict, validate
 from flocksim.io import TrajectoryError, TrajectoryStore
@@ -148,9 +147,9 @@ class ReplayWidget(FlockWidget):
         self._params = params
         self.observe(self._show_index, names="index")
         self.observe(self._on_playing, names="playing")
-        self._send(0)
+        self._show(0)
 
-    def _send(self, i: int) -> None:
+    def _show(self, i: int) -> None:
         self.frame = recorded_frame(self.run, i, self.frames_sent, self._params)
         self.frames_sent += 1
 
@@ -159,7 +158,7 @@ class ReplayWidget(FlockWidget):
         if i != change["new"]:
             self.index = i  # observed again with the clamped value
             return
-        self._send(i)
+        self._show(i)
 
     def _on_playing(self, change: dict[str, Any]) -> None:
         if change["new"] and self.index >= self.n_frames - 1:
