@@ -136,7 +136,7 @@ def test_refused_change_names_the_field_and_changes_nothing(changes, words):
 
 
 def test_widget_refuses_what_it_cannot_show():
-    with pytest.raises(TypeError, match="flocksim.widget: expected a flocksim.Simulation"):
+    with pytest.raises(TypeError, match=r"flocksim\.widget: expected a flocksim\.Simulation"):
         flocksim.widget(42)
     with pytest.raises(ValueError, match="steps_per_frame"):
         flocksim.widget(flocksim.Simulation(small(), seed=1), steps_per_frame=0)
