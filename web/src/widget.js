@@ -80,10 +80,11 @@ class WidgetView {
     this.status = el("span", { class: "fs-status" });
     this.errorLine = el("div", { class: "fs-error", role: "alert", hidden: true });
     this.fields = el("div", { class: "fs-basic" });
-    this.basic = new BasicPanel(this.fields, {
+    const host = {
       set: (changes) => this.model.send({ type: "set", changes }),
       error: (message) => this.showError(message),
-    });
+    };
+    this.basic = new BasicPanel(this.fields, host, { sliderNote: "slider 0 to 5; larger values from Python" });
     this.node = el(
       "div",
       { class: "flocksim-widget" },
