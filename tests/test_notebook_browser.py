@@ -109,7 +109,8 @@ def test_widget_draws_birds_in_jupyterlab_and_follows_the_kernel(jupyter_lab):
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(jupyter_lab)
             # the kernel is up and idle before the cell runs
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=FIRST_FRAME_TIMEOUT_MS)
+            idle = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
+            page.wait_for_selector(idle, timeout=FIRST_FRAME_TIMEOUT_MS)
             first = page.locator(".jp-Notebook .jp-CodeCell").first
             first.locator(".cm-content").click()
             page.keyboard.press("Shift+Enter")  # run the cell that shows the widget
