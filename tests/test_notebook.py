@@ -135,6 +135,20 @@ def test_refused_change_names_the_field_and_changes_nothing(changes, words):
     assert w.error == ""
 
 
+def test_a_failing_step_is_shown_and_stops_playing(monkeypatch):
+    sim = flocksim.Simulation(small(), seed=2)
+    w = flocksim.widget(sim)
+    w.playing = True
+
+    def broken(n: int = 1) -> None:
+        raise RuntimeError("engine exploded\non two lines")
+
+    monkeypatch.setattr(sim, "step", broken)
+    message(w, type="next")
+    assert w.error == "next: RuntimeError: engine exploded on two lines"
+    assert not w.playing
+
+
 def test_widget_refuses_what_it_cannot_show():
     with pytest.raises(TypeError, match=r"flocksim\.widget: expected a flocksim\.Simulation"):
         flocksim.widget(42)

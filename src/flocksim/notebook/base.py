@@ -71,14 +71,19 @@ class FlockWidget(anywidget.AnyWidget):
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
-        if kind == "next":
-            if self.playing:
-                self.on_next()
-        elif kind == "step":
-            if not self.playing:
-                self.on_step()
-        elif kind == "set":
-            self.on_set(content.get("changes"))
+        try:
+            if kind == "next":
+                if self.playing:
+                    self.on_next()
+            elif kind == "step":
+                if not self.playing:
+                    self.on_step()
+            elif kind == "set":
+                self.on_set(content.get("changes"))
+        except Exception as exc:  # e.g. a step over the neighbour budget: shown, playing stops
+            with self.hold_sync():
+                self.playing = False
+                self.error = f"{kind}: {type(exc).__name__}: {' '.join(str(exc).split())}"
 
     def on_next(self) -> None:
         """Playing: show the next frame."""
