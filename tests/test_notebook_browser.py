@@ -4,7 +4,8 @@ test_viewer_browser.py), one notebook whose first cell runs ``flocksim.widget(si
 
 One server, one page, one test: it runs the cell, sees birds drawn (the renderer's
 ``foregroundPixels``, the pixel check of test_viewer_browser.py), runs a second cell that steps
-the simulation and sees the view follow, then plays from the widget's own button.
+the simulation and sees the view follow, plays from the widget's own button, and changes the
+agent count in the Basic panel (a refused value shows its one-line error).
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ def jupyter_lab(tmp_path: Path) -> Iterator[str]:
     nbformat.write(nb, tmp_path / "widget.ipynb")
     port = free_port()
     home = tmp_path / "jupyter"
+    # no news or update checks (no network in CI, and no toast over the page)
+    settings = home / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(home / "config"),
@@ -100,26 +105,45 @@ def widget_value(page, expression: str) -> object:
     return page.evaluate(f"{WIDGET}.{expression}")
 
 
-def test_widget_draws_birds_in_jupyterlab_and_follows_the_kernel(jupyter_lab):
+PROMPTS = ".jp-Notebook .jp-CodeCell .jp-InputPrompt"
+RUN_TRIES = 3
+RUN_STARTS_MS = 20_000
+
+
+def run_cell(page, index: int) -> None:
+    """Select code cell ``index`` and run it with the toolbar's run button; wait until its prompt
+    shows it queued or run (``[*]`` or ``[n]``). JupyterLab may drop a run asked for while its
+    kernel connection is still settling (the prompt stays ``[ ]``): then it is asked again."""
+    started = f"/\\[[*0-9]+\\]/.test(document.querySelectorAll('{PROMPTS}')[{index}]?.textContent ?? '')"
+    for _ in range(RUN_TRIES):
+        page.locator(PROMPTS).nth(index).click()
+        page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']").click()
+        try:
+            page.wait_for_function(started, timeout=RUN_STARTS_MS)
+            return
+        except playwright_api.TimeoutError:
+            continue
+    pytest.fail(f"JupyterLab did not run cell {index} (asked {RUN_TRIES} times)")
+
+
+def test_widget_draws_birds_in_jupyterlab_and_follows_the_kernel(jupyter_lab, tmp_path):
     errors: list[str] = []
     with playwright_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport=VIEWPORT)
         try:
-            page = browser.new_page(viewport=VIEWPORT)
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(jupyter_lab)
             # the kernel is up and idle before the cell runs
             idle = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
             page.wait_for_selector(idle, timeout=FIRST_FRAME_TIMEOUT_MS)
-            first = page.locator(".jp-Notebook .jp-CodeCell").first
-            first.locator(".cm-content").click()
-            page.keyboard.press("Shift+Enter")  # run the cell that shows the widget
+            run_cell(page, 0)  # the cell that shows the widget
             page.wait_for_function(f"{WIDGET}?.framesDrawn >= 1", timeout=FIRST_FRAME_TIMEOUT_MS)
             assert widget_value(page, "frame.nAgents") == 120
             drawn = widget_value(page, "foregroundPixels()")
             assert drawn["foreground"] > 100, drawn  # birds on the canvas, not a blank view
 
-            page.keyboard.press("Shift+Enter")  # the next cell: sim.step(12)
+            run_cell(page, 1)  # sim.step(12)
             page.wait_for_function(f"{WIDGET}.frame.step === 12", timeout=WAIT_MS)
 
             shown = widget_value(page, "framesDrawn")
@@ -127,7 +151,20 @@ def test_widget_draws_birds_in_jupyterlab_and_follows_the_kernel(jupyter_lab):
             page.wait_for_function(f"{WIDGET}.framesDrawn >= {shown + 5}", timeout=WAIT_MS)
             page.locator(".flocksim-widget .fs-play").click()  # Pause
             assert widget_value(page, "frame.step") > 12
+
+            agents = page.locator(".flocksim-widget .fs-basic [data-key='agents.n']")  # the Basic panel
+            agents.fill("60")
+            agents.dispatch_event("change")
+            page.wait_for_function(f"{WIDGET}.frame.nAgents === 60", timeout=WAIT_MS)
             assert page.locator(".flocksim-widget .fs-error").is_hidden()
+            agents.fill("-5")
+            agents.dispatch_event("change")
+            error = page.locator(".flocksim-widget .fs-error")
+            error.wait_for(state="visible", timeout=WAIT_MS)
+            assert "agents.n" in error.inner_text()
+        except Exception:
+            page.screenshot(path=tmp_path / "jupyterlab.png")  # what the page showed, for the failure report
+            raise
         finally:
             browser.close()
     assert not errors, f"errors in the page: {errors}"
