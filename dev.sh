@@ -46,7 +46,8 @@ apt_install() {
 }
 
 # The viewer's page: web/ (three.js, esbuild from npm, pinned by package-lock.json) bundled into
-# src/flocksim/viewer/static/. Rebuilt when a source is newer than the bundle.
+# src/flocksim/viewer/static/ (and the notebook widget's module into src/flocksim/notebook/static/).
+# Rebuilt when a source is newer than the bundle.
 build_web() {
   [ -f web/package.json ] || return 0
   command -v npm >/dev/null || apt_install nodejs npm
@@ -54,7 +55,7 @@ build_web() {
     npm ci --prefix web --no-audit --no-fund --loglevel=error
   fi
   bundle=src/flocksim/viewer/static/index.html
-  if [ ! -f "$bundle" ] || [ -n "$(find web/src web/index.html web/package.json web/build.mjs -newer "$bundle" 2>/dev/null | head -1)" ]; then
+  if [ ! -f "$bundle" ] || [ ! -f src/flocksim/notebook/static/widget.js ] || [ -n "$(find web/src web/index.html web/package.json web/build.mjs -newer "$bundle" 2>/dev/null | head -1)" ]; then
     npm run --prefix web --silent build
   fi
 }

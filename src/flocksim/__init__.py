@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from flocksim import io, metrics
 from flocksim.config import ConfigError, apply_overrides, load_toml, save_toml
@@ -10,6 +11,16 @@ from flocksim.params import AbmFlockingParams, CouzinParams, Params, ReynoldsPar
 from flocksim.scenarios import load_preset, preset_names
 from flocksim.simulation import Simulation
 from flocksim.state import FlockState
+
+
+def widget(source: Any, **options: Any) -> Any:
+    """A notebook view of a Simulation (live) or of a recorded ``.zarr`` run (replay with a
+    scrubber): see :func:`flocksim.notebook.widget` and docs/notebook.md. Imports the notebook
+    machinery (anywidget) only when called."""
+    from flocksim.notebook import widget as make_widget
+
+    return make_widget(source, **options)
+
 
 try:
     __version__ = version("flocksim")
@@ -34,4 +45,5 @@ __all__ = [
     "parse_params",
     "preset_names",
     "save_toml",
+    "widget",
 ]

@@ -130,10 +130,12 @@ export class BasicPanel {
   /**
    * @param {HTMLElement} container
    * @param {PanelHost} host
+   * @param {{sliderNote?: string}} [options] sliderNote: the line under each weight slider
    */
-  constructor(container, host) {
+  constructor(container, host, options = {}) {
     this.container = container;
     this.host = host;
+    this.sliderNote = options.sliderNote ?? `slider 0 to ${WEIGHT_SLIDER_MAX}; more in Expert`;
     /** @type {Map<string, FieldControl>} */
     this.controls = new Map();
   }
@@ -159,7 +161,7 @@ export class BasicPanel {
       if (!node) continue;
       const control = this._slider(key, id);
       this.controls.set(key, control);
-      this.container.append(row(label, control.element, node, `slider 0 to ${WEIGHT_SLIDER_MAX}; more in Expert`));
+      this.container.append(row(label, control.element, node, this.sliderNote));
     }
     if (this.controls.size === 0) {
       this.container.append(el("p", { class: "note", text: "This model has none of the basic choices: see Expert." }));
