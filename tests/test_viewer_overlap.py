@@ -4,17 +4,19 @@ on. Frames keep their order and each one shows exactly the state of the step it 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from flocksim import Simulation, apply_overrides, load_preset  # noqa: E402
-from flocksim.viewer.protocol import capture_frame, decode_frame, encode_frame, pack_frame  # noqa: E402
-from flocksim.viewer.server import create_app  # noqa: E402
+from flocksim import Simulation, apply_overrides, load_preset
+from flocksim.viewer.protocol import capture_frame, decode_frame, encode_frame, pack_frame
+from flocksim.viewer.server import create_app
 
 OVERRIDES = ["agents.n=80", "predator.enabled=true"]
 STATUS = [0.5, 7.0, 0.0, 80.0, 60.0]
@@ -56,7 +58,7 @@ def test_frames_are_in_order_and_each_shows_its_step():
     indices = [f.frame_index for f in frames]
     steps = [f.step for f in frames]
     assert indices == list(range(indices[0], indices[0] + len(frames)))
-    assert all(b > a for a, b in zip(steps, steps[1:], strict=False)), steps
+    assert all(b > a for a, b in itertools.pairwise(steps)), steps
     for f in frames:
         reference.step(f.step - reference.steps)
         state = reference.state
