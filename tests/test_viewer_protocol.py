@@ -279,7 +279,7 @@ def test_header_layout_is_as_documented(birds2d):
     data = encode_frame(birds2d, 9, layout="q16", steps_per_second=1.0)
     fields = HEADER.unpack_from(data, 0)
     assert HEADER_SIZE == 96
-    assert fields[:9] == (MAGIC, 1, 96, 1, 2, 5, birds2d.state.n, birds2d.state.n, 0)
+    assert fields[:9] == (MAGIC, 2, 96, 1, 2, 5, birds2d.state.n, birds2d.state.n, 0)
     assert fields[9:12] == (9, birds2d.steps, birds2d.time)
     assert struct.unpack_from("<d", data, 40)[0] == birds2d.time
     assert fields[14] == 0.0 and fields[17] == 0.0  # 2D: the box's z is 0
