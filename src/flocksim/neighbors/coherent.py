@@ -223,14 +223,13 @@ def full_image_axes(g: GridGeometry) -> tuple[bool, bool, bool]:
 
 
 @device
-def _scan_slots_knn(xs, ys, zs, order, lo, hi, si, dim, space, k, m, seed, tid, rs, rk, rd):
-    """Offer every agent in slots lo..hi but si to the k-nearest row (only those within ``seed``,
-    a squared distance the k-th nearest is known not to exceed). In 2D z is left out: its terms
-    are exact zeros, so d^2 is bitwise the same."""
+def _scan_slots_knn(xs, ys, zs, order, lo, hi, si, dim, space, k, m, tid, rs, rk, rd):
+    """Offer every agent in slots lo..hi but si to the k-nearest row. In 2D z is left
+    out: its terms are exact zeros, so d^2 is bitwise the same."""
     xi = xs[si]
     yi = ys[si]
     zi = zs[si]
-    worst = rd[tid, k - 1] if m == k else seed  # kept in a register: most candidates fail this test
+    worst = rd[tid, k - 1] if m == k else np.inf  # kept in a register: most candidates fail this test
     if dim == 2:
         for s in range(lo, hi):
             dx, dy, _ = displacement(xi, yi, 0.0, xs[s], ys[s], 0.0, space)
@@ -267,7 +266,7 @@ def _offset_gap(o, lo, hi, width):
 
 
 @device
-def _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xa, xb, si, dim, space, k, m, seed, tid, rs, rk, rd):
+def _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xa, xb, si, dim, space, k, m, tid, rs, rk, rd):
     """Offer the agents of the cells ix+xa .. ix+xb (wrapped) of one row of cells (``row``: the
     id of the row's cell 0) to the k-nearest row: one or two runs of consecutive slots."""
     a = ix + xa
@@ -288,18 +287,12 @@ def _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, xa, xb, si, dim, sp
         hi = b1 if part == 0 else b
         if lo <= hi:  # one call site: the scan loop is inlined once
             m = _scan_slots_knn(xs, ys, zs, order, cell_start[row + lo], cell_start[row + hi + 1], si, dim, space,
-                                k, m, seed, tid, rs, rk, rd)  # fmt: skip
+                                k, m, tid, rs, rk, rd)  # fmt: skip
     return m
 
 
 @device
 def knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd):
-    """:func:`knn_search_within` without a known bound."""
-    return knn_search_within(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, np.inf, tid, rs, rk, rd)
-
-
-@device
-def knn_search_within(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, seed, tid, rs, rk, rd):
     """k nearest agents of the agent in slot si, by rings of cells (see knn.py); fills row
     ``tid`` of (rs: slots, rk: agent indices, rd: squared distances), sorted by (distance,
     index); c is the slot's cell. Returns how many were found (< k if fewer exist).
@@ -308,10 +301,7 @@ def knn_search_within(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, se
     row, or the cells at the ends of a row, lying farther than the k-th distance is skipped:
     a lower bound on its distance follows from the agent's distances to its cell's walls. The
     agent's own row of cells x-1 .. x+1 comes first ("ring 0" below), so the k-th distance is
-    small early. ``seed``: a squared distance that the k-th nearest is known not to exceed
-    (:func:`seed_bound`; inf if none): until k candidates are held, farther ones are skipped and
-    rows beyond it pruned. The result does not depend on it: every one of the k nearest lies
-    within it, ties included (the same d^2 arithmetic)."""
+    small early."""
     ix = c % g.nx
     iy = (c // g.nx) % g.ny
     iz = c // (g.nx * g.ny)
@@ -335,7 +325,7 @@ def knn_search_within(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, se
                     continue  # the own row: ring 0
                 gy = _offset_gap(oy, loy, hiy, g.cy)
                 g2 = (gy * gy + gz * gz) * BOUND_SAFETY
-                worst = rd[tid, k - 1] if m == k else seed
+                worst = rd[tid, k - 1] if m == k else np.inf
                 if g2 > worst:
                     continue
                 row = cell_id(0, wrap_offset(iy, oy, g.ny), cz, g)
@@ -359,7 +349,7 @@ def knn_search_within(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, se
                             continue
                     if lo <= hi:
                         m = _scan_row_knn(xs, ys, zs, order, cell_start, g, row, ix, lo, hi, si, dim, space, k, m,
-                                          seed, tid, rs, rk, rd)  # fmt: skip
+                                          tid, rs, rk, rd)  # fmt: skip
         if m == k and r >= 1:
             bound = min(r * g.cx + min(lox, hix), r * g.cy + min(loy, hiy))
             if dim == 3:
@@ -387,55 +377,17 @@ def _wall_gaps(x, origin, width, c, periodic):
     return lo, hi
 
 
-@device
-def seed_bound(si, last, m_last, xs, ys, zs, dim, space, k, tid, rs):
-    """An upper bound on the squared distance from slot si to its k-th nearest: the k-th smallest
-    squared distance to the agent of the thread's previous search (slot ``last``, < 0: none) and
-    its ``m_last`` neighbours (slots rs[tid, :m_last]), si left out; inf with fewer than k of them.
-    Slots in a thread's chunk are neighbours in cell order, so the bound is usually tight."""
-    if last < 0:
-        return np.inf
-    xi = xs[si]
-    yi = ys[si]
-    zi = zs[si]
-    largest = -1.0
-    second = -1.0
-    count = 0
-    for u in range(m_last + 1):
-        s = last if u == m_last else rs[tid, u]
-        if s == si:
-            continue
-        d2 = _pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space)
-        count += 1
-        if d2 > largest:
-            second = largest
-            largest = d2
-        elif d2 > second:
-            second = d2
-    if count < k:
-        return np.inf
-    return largest if count == k else second  # k or k + 1 distinct agents: the k-th smallest
-
-
 @numba.njit(parallel=True, cache=True)
 def knn_rows(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
-    """k-nearest rows in agent order: row_index[i, :fill[i]] sorted by (distance, index). Each
-    search starts from :func:`seed_bound` of the thread's previous one (scratch: rs, rk, rd and
-    ``previous`` (threads, >= 2) int64: that search's slot, -1 before the first, and fill)."""
-    rs, rk, rd, previous = scratch
-    for t in range(previous.shape[0]):
-        previous[t, 0] = -1
-        previous[t, 1] = 0
+    """k-nearest rows in agent order: row_index[i, :fill[i]] sorted by (distance, index)."""
+    rs, rk, rd = scratch
     for si in numba.prange(order.shape[0]):
         tid = numba.get_thread_id()
         i = order[si]
-        seed = seed_bound(si, previous[tid, 0], previous[tid, 1], xs, ys, zs, dim, space, k, tid, rs)
-        m = knn_search_within(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, seed, tid, rs, rk, rd)
+        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
         for u in range(m):
             row_index[i, u] = rk[tid, u]
         fill[i] = m
-        previous[tid, 0] = si
-        previous[tid, 1] = m
 
 
 @device

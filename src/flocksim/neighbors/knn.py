@@ -80,7 +80,7 @@ def knn_neighbors_grid(
     threads = numba.get_num_threads()
     width = (k // 8 + 1) * 8 + 8  # whole cache lines per thread: no false sharing between threads
     scratch = (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
-               np.empty((threads, width)), np.empty((threads, 8), dtype=np.int64))  # fmt: skip
+               np.empty((threads, width)))  # fmt: skip
     knn_rows(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, dim, space, k,
              scratch, row_index, fill)  # fmt: skip
     return compact_rows(row_index, fill)

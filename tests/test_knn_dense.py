@@ -1,6 +1,5 @@
-"""The k-nearest grid search seeded with a bound from the thread's previous search
-(neighbors/coherent.py: seed_bound, knn_search_within): hand-computed bounds, and rows bitwise
-equal to the brute-force reference on dense, clustered 3D flocks with exact ties."""
+"""The k-nearest grid search on dense, clustered 3D flocks (the starlings' case: crowded cells,
+exact distance ties, repeated points): rows bitwise equal to the brute-force reference."""
 
 from __future__ import annotations
 
@@ -8,28 +7,8 @@ import numpy as np
 import pytest
 
 from flocksim.neighbors.brute import knn_neighbors_brute
-from flocksim.neighbors.coherent import seed_bound
 from flocksim.neighbors.knn import knn_neighbors_grid
 from flocksim.space import make_space
-
-
-def line(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    xs = np.arange(n, dtype=np.float64)
-    return xs, np.zeros(n), np.zeros(n)
-
-
-def test_seed_bound_by_hand():
-    xs, ys, zs = line(8)
-    space = make_space("open", [100.0, 100.0, 100.0])
-    rs = np.zeros((1, 8), dtype=np.int64)
-    rs[0, :2] = [0, 2]  # the previous search: slot 1, its 2 nearest were slots 0 and 2
-    # slot 2 (k = 2): candidates slot 1 (d^2 1) and slot 0 (d^2 4), itself left out: k of them -> 4
-    assert seed_bound(2, 1, 2, xs, ys, zs, 3, space, 2, 0, rs) == 4.0
-    # slot 5 (k = 2): slots 1, 0, 2 at d^2 16, 25, 9: k + 1 of them -> the 2nd smallest, 16
-    assert seed_bound(5, 1, 2, xs, ys, zs, 3, space, 2, 0, rs) == 16.0
-    # k = 3 for slot 2: only 2 candidates -> no bound
-    assert seed_bound(2, 1, 2, xs, ys, zs, 3, space, 3, 0, rs) == np.inf
-    assert seed_bound(2, -1, 0, xs, ys, zs, 3, space, 1, 0, rs) == np.inf  # no previous search
 
 
 def flock(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -46,7 +25,7 @@ def flock(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("kind", ["open", "periodic"])
-def test_seeded_grid_search_equals_brute_force(kind):
+def test_grid_search_equals_brute_force_on_dense_flocks(kind):
     rng = np.random.default_rng(11)
     pos = flock(rng, 6000)
     space = make_space(kind, [900.0, 900.0, 900.0])
