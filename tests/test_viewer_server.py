@@ -134,7 +134,7 @@ def test_built_page_and_assets_are_served(tmp_path):
 def test_hello_then_params(client):
     with client.websocket_connect(SMALL) as ws:
         hello = expect(ws, "hello")
-        assert hello["version"] == 1
+        assert hello["version"] == 2
         assert hello["limits"] == {"max_agents": 200_000, "max_control_bytes": 65536, "max_pairs": 10_000_000}
         assert hello["images"] == []
         assert {p["name"] for p in hello["presets"]} >= {"boids-2d", "starlings-3d"}
