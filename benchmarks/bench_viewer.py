@@ -2,7 +2,7 @@
 
 For each ``--n`` (default 10 000 and 100 000 starlings-3d birds): start ``flocksim serve --sps 0``
 (a subprocess on a free loopback port, ``--max-agents`` raised to N), connect a Python
-``websockets`` client to ``/ws?preset=starlings-3d&set=agents.n%3DN`` and pull frames the way the
+``websockets`` client to ``/ws?protocol=2&preset=starlings-3d&set=agents.n%3DN`` and pull frames the way the
 page does (one ``next``, wait for the frame, the next ``next``), without decoding them. The
 first frame waits for the kernels to compile; then ``--warmup`` seconds are pulled untimed and
 ``--seconds`` seconds timed. With ``--sps 0`` the server steps as fast as it can, and a frame
@@ -87,7 +87,7 @@ def stop_server(server: subprocess.Popen) -> None:
 
 
 async def pull(n: int, port: int, warmup: float, seconds: float) -> dict:
-    url = f"ws://127.0.0.1:{port}/ws?preset=starlings-3d&set=agents.n%3D{n}"
+    url = f"ws://127.0.0.1:{port}/ws?protocol=2&preset=starlings-3d&set=agents.n%3D{n}"
     async with websockets.connect(url, max_size=None, compression=None) as ws:
         for expected in ("hello", "params"):
             message = json.loads(await ws.recv())

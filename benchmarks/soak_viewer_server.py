@@ -191,7 +191,7 @@ async def warm_up(url: str) -> None:
 
 
 async def still_serves(port: int) -> bool:
-    url = f"ws://127.0.0.1:{port}/ws"
+    url = f"ws://127.0.0.1:{port}/ws?protocol=2"
     try:
         async with websockets.connect(url, max_size=None, compression=None, open_timeout=60) as ws:
             for expected in ("hello", "params"):
@@ -205,7 +205,7 @@ async def still_serves(port: int) -> bool:
 
 
 async def attack(port: int, args: argparse.Namespace) -> dict:
-    url = f"ws://127.0.0.1:{port}/ws"
+    url = f"ws://127.0.0.1:{port}/ws?protocol=2"
     await warm_up(url)
     rng = random.Random(args.seed)
     tally = Tally()
@@ -256,7 +256,7 @@ def main() -> None:
         with open(log, "w") as output:
             server = wait_listening(subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT), port)
             try:
-                asyncio.run(warm_up(f"ws://127.0.0.1:{port}/ws"))
+                asyncio.run(warm_up(f"ws://127.0.0.1:{port}/ws?protocol=2"))
                 baseline = psutil.Process(server.pid).memory_info().rss
                 peak = [baseline]
                 stop = threading.Event()

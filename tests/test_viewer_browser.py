@@ -680,3 +680,15 @@ def test_3d_sky_is_a_gradient_and_the_camera_frames_the_flock(open_page):
     rect = view_rect(page)
     covered = max((box[2] - box[0]) / rect["w"], (box[3] - box[1]) / rect["h"])
     assert covered > 0.5, (box, rect)
+
+
+def test_a_large_3d_flock_arrives_as_q16_with_octahedral_headings(open_page):
+    """Over 20 000 entries a frame is q16 with two-byte (octahedral) headings: the page draws it and
+    reads unit headings whose mean matches the server's polarization (docs/protocol.md)."""
+    page = open_page("?preset=starlings-3d&set=agents.n%3D25000", frames=2)
+    frame = hook(page, "frame")
+    assert (frame["layout"], frame["dim"], frame["nAgents"]) == (1, 3, 25000)
+    selected = hook(page, "selected()")
+    assert abs(math.hypot(*selected["heading"]) - 1) < 1e-6
+    mean, status = page.evaluate("[flocksim.meanHeading(), flocksim.status]")  # one frame
+    assert abs(math.hypot(*mean) - status["polarization"]) < 0.01

@@ -79,7 +79,7 @@ def still_answers(ws):
 @pytest.fixture(scope="module")
 def viewer():
     app = create_app(preset="boids-2d", overrides=["agents.n=60"], sps=0, max_agents=500)
-    with TestClient(app) as client, client.websocket_connect("/ws") as ws:
+    with TestClient(app) as client, client.websocket_connect("/ws?protocol=2") as ws:
         assert json.loads(_receive(ws)["text"])["type"] == "hello"
         assert _check(_receive(ws))["type"] == "params"
         yield app.state.viewer, ws

@@ -32,7 +32,7 @@ from flocksim.viewer.protocol import decode_frame
 from flocksim.viewer.server import create_app
 from flocksim.viewer.session import MAX_QUEUED_MESSAGES, ViewerSession
 
-SMALL = "/ws?preset=boids-2d&set=agents.n%3D60"
+SMALL = "/ws?protocol=2&preset=boids-2d&set=agents.n%3D60"
 TIMEOUT = 900.0  # [s] a model's first step may compile its kernels (minutes on a busy host)
 REPRODUCER = {  # issue 14: one message that allocated ~22 GB on boids-2d's 400 x 250 world
     "navigation.enabled": True,
@@ -146,7 +146,7 @@ def test_neighbour_pairs_over_the_server_budget_are_refused():
         assert reply(ws, "error")["message"].startswith("neighbors.method: brute force over 30000 agents")
     with (
         live_server(app) as port,
-        ws_connect(port, "/ws?preset=boids-2d&set=agents.n%3D8000&set=rules.cohesion.radius%3D1000") as ws,
+        ws_connect(port, "/ws?protocol=2&preset=boids-2d&set=agents.n%3D8000&set=rules.cohesion.radius%3D1000") as ws,
     ):
         reply(ws, "hello")
         assert reply(ws, "params")["params"]["agents"]["n"] == 60  # the server's default instead
@@ -158,7 +158,7 @@ def test_neighbour_pairs_over_the_server_budget_are_refused():
 def test_a_flock_that_tightens_past_the_budget_pauses_with_an_error():
     # boids-2d with 200 birds starts with ~740 neighbour pairs and flocks past 1000 within 100 steps
     app = create_app(preset="boids-2d", overrides=["agents.n=200"], sps=0, max_pairs=1000)
-    with live_server(app) as port, ws_connect(port, "/ws") as ws:
+    with live_server(app) as port, ws_connect(port, "/ws?protocol=2") as ws:
         opened(ws)
         message = reply(ws, "error")["message"]
         assert message.startswith("simulation: step failed (BudgetError: neighbors: 200 agents within the metric")
@@ -360,7 +360,7 @@ def test_as_fast_as_possible_a_frame_follows_every_step():
     """At --sps 0 a client pulling frames gets one per step: its ``next`` is read at once, not
     parsed behind the next step on the worker thread (which sent one frame per two steps)."""
     app = create_app(preset="starlings-3d", overrides=["agents.n=4000"], sps=0)
-    with live_server(app) as port, ws_connect(port, "/ws") as ws:
+    with live_server(app) as port, ws_connect(port, "/ws?protocol=2") as ws:
         opened(ws)
         steps = [frame(ws).step for _ in range(41)]
     gaps = np.diff(steps)

@@ -22,8 +22,8 @@ from flocksim.viewer.protocol import FLAG_TURNING
 from flocksim.viewer.server import create_app
 from test_viewer_server import expect, frame, opened, receive, send, server_of
 
-SMALL = "/ws?preset=boids-2d&set=agents.n%3D60"
-STAR3 = "/ws?preset=starlings-3d&set=agents.n%3D60"
+SMALL = "/ws?protocol=2&preset=boids-2d&set=agents.n%3D60"
+STAR3 = "/ws?protocol=2&preset=starlings-3d&set=agents.n%3D60"
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def test_both_modes_together_stay_within_the_agent_cap():
     """A connection's simulations together hold at most --max-agents agents: a parked mode that
     would exceed it is dropped (its next visit starts afresh)."""
     app = create_app(preset="boids-2d", overrides=["agents.n=60"], sps=0, max_agents=700)
-    with TestClient(app) as c, c.websocket_connect("/ws?preset=starlings-2d&set=agents.n%3D300") as ws:
+    with TestClient(app) as c, c.websocket_connect("/ws?protocol=2&preset=starlings-2d&set=agents.n%3D300") as ws:
         opened(ws)
         send(ws, type="mode", dim=3)  # starlings-3d: 500 birds, 300 + 500 > 700
         params = expect(ws, "params")
@@ -148,7 +148,7 @@ def test_a_new_mode_is_built_within_the_servers_budgets():
     """A mode's simulation is built like any other: over --max-pairs it is refused with one error
     and the shown mode goes on unchanged (7 nearest of 60 birds: 420 pairs; of 500: 3500)."""
     app = create_app(preset="starlings-2d", overrides=["agents.n=60"], sps=0, max_pairs=1000)
-    with TestClient(app) as c, c.websocket_connect("/ws") as ws:
+    with TestClient(app) as c, c.websocket_connect("/ws?protocol=2") as ws:
         opened(ws)
         send(ws, type="mode", dim=3)  # the twin starlings-3d: 500 birds
         message = expect(ws, "error")["message"]
@@ -186,7 +186,7 @@ def _turning_birds(f):
 
 
 def test_wave_starts_a_spontaneous_turn_after_the_delay(client):
-    quiet = "/ws?preset=starlings-2d&set=agents.n%3D60&set=turning.mean_interval%3D100000"
+    quiet = "/ws?protocol=2&preset=starlings-2d&set=agents.n%3D60&set=turning.mean_interval%3D100000"
     with client.websocket_connect(quiet) as ws:
         opened(ws)
         pause(ws)
@@ -207,12 +207,13 @@ def test_wave_starts_a_spontaneous_turn_after_the_delay(client):
 
 
 def test_wave_needs_spontaneous_turning_on(client):
-    with client.websocket_connect("/ws?preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse") as ws:
+    off = "/ws?protocol=2&preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse"
+    with client.websocket_connect(off) as ws:
         opened(ws)
         send(ws, type="wave")
         message = expect(ws, "error")["message"]
         assert "turning.enabled" in message
-    with client.websocket_connect("/ws?preset=vicsek&set=agents.n%3D60") as ws:
+    with client.websocket_connect("/ws?protocol=2&preset=vicsek&set=agents.n%3D60") as ws:
         opened(ws)
         send(ws, type="wave")
         assert "spontaneous turns" in expect(ws, "error")["message"]
@@ -222,7 +223,7 @@ def test_turning_switched_on_mid_run_waits_for_its_first_interval(client):
     """A turning component switched on at time t schedules its first wave an exponential interval
     after t (mean 6 s here), not at time 0: switched on after 60 s it would otherwise start a wave
     at once (probability 1 - exp(-10))."""
-    off = "/ws?preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse"
+    off = "/ws?protocol=2&preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse"
     with client.websocket_connect(off) as ws:
         opened(ws)
         (session,) = server_of(client).sessions

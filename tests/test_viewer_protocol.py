@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flocksim import Simulation, apply_overrides, load_preset, preset_names
+from flocksim.kernels.octahedral import MAX_ERROR_DEG
 from flocksim.metrics.order import unit_headings
 from flocksim.state import new_state
 from flocksim.viewer import (
@@ -141,8 +142,9 @@ def test_q16_round_trip_is_within_the_stated_bounds(name, request):
 
 
 def check_heading_error(true: np.ndarray, decoded: np.ndarray, dim: int) -> None:
-    bound = math.asin(math.sqrt(dim) / 254)  # |error vector| <= sqrt(dim) x 0.5 / 127
-    assert bound <= math.radians(0.391)
+    # 2D: |error vector| <= sqrt(2) x 0.5 / 127; 3D: octahedral codes (docs/protocol.md)
+    bound = math.asin(math.sqrt(2) / 254) if dim == 2 else math.radians(MAX_ERROR_DEG)
+    assert bound <= math.radians(0.96)
     zero = np.linalg.norm(true, axis=1) == 0
     assert (decoded[zero] == 0).all()
     cos = np.clip(np.einsum("ij,ij->i", true[~zero], decoded[~zero]), -1.0, 1.0)
@@ -244,7 +246,7 @@ def test_a_100k_starlings_3d_frame_fits_in_one_megabyte(birds3d):
     assert choose_layout(100_000) == "q16"
     assert choose_layout(10_000) == "f32"
     size = frame_size(100_001, 3, "q16")  # 100 000 birds and a predator
-    assert size == 96 + 600_008 + 300_008 + 100_008 + 40
+    assert size == 96 + 600_008 + 200_008 + 100_008 + 40  # two bytes per heading (version 2)
     assert size <= 2**20
     # the formula is what encode_frame writes
     for layout in ("f32", "q16"):
@@ -277,7 +279,7 @@ def test_header_layout_is_as_documented(birds2d):
     data = encode_frame(birds2d, 9, layout="q16", steps_per_second=1.0)
     fields = HEADER.unpack_from(data, 0)
     assert HEADER_SIZE == 96
-    assert fields[:9] == (MAGIC, 1, 96, 1, 2, 5, birds2d.state.n, birds2d.state.n, 0)
+    assert fields[:9] == (MAGIC, 2, 96, 1, 2, 5, birds2d.state.n, birds2d.state.n, 0)
     assert fields[9:12] == (9, birds2d.steps, birds2d.time)
     assert struct.unpack_from("<d", data, 40)[0] == birds2d.time
     assert fields[14] == 0.0 and fields[17] == 0.0  # 2D: the box's z is 0
@@ -329,7 +331,7 @@ def test_specific_malformed_frames_name_the_problem(valid_frames):
     cases = {
         "shorter than": good[:50],
         "bad magic": b"XXXX" + good[4:],
-        "unsupported protocol version 2": good[:4] + struct.pack("<H", 2) + good[6:],
+        "unsupported protocol version 1; this reader reads version 2": good[:4] + struct.pack("<H", 1) + good[6:],
         "needs": good[:-1],
         "unknown layout id 7": good[:8] + bytes([7]) + good[9:],
         "dim 4": good[:9] + bytes([4]) + good[10:],

@@ -30,7 +30,7 @@ from flocksim.viewer.protocol import FLAG_NEIGHBOR, FLAG_SELECTED, decode_frame 
 from flocksim.viewer.server import create_app, is_loopback, origin_allowed  # noqa: E402
 from flocksim.viewer.session import StepRate, ViewerSession, same_flock  # noqa: E402
 
-SMALL = "/ws?preset=boids-2d&set=agents.n%3D60"
+SMALL = "/ws?protocol=2&preset=boids-2d&set=agents.n%3D60"
 TIMEOUT = 900.0  # [s] generous: the first step of a model may compile its kernels (minutes on a busy host)
 
 
@@ -134,7 +134,7 @@ def test_built_page_and_assets_are_served(tmp_path):
 def test_hello_then_params(client):
     with client.websocket_connect(SMALL) as ws:
         hello = expect(ws, "hello")
-        assert hello["version"] == 1
+        assert hello["version"] == 2
         assert hello["limits"] == {"max_agents": 200_000, "max_control_bytes": 65536, "max_pairs": 10_000_000}
         assert hello["images"] == []
         assert {p["name"] for p in hello["presets"]} >= {"boids-2d", "starlings-3d"}
@@ -340,13 +340,13 @@ def test_turn_with_the_selected_bird_dead_is_an_error(client):
 
 
 def test_a_bad_query_shows_an_error_and_the_default_scene(client):
-    with client.websocket_connect("/ws?preset=nope&set=agents.n%3D50") as ws:
+    with client.websocket_connect("/ws?protocol=2&preset=nope&set=agents.n%3D50") as ws:
         expect(ws, "hello")
         params = expect(ws, "params")
         assert params["preset"] == "starlings-3d"
         message = expect(ws, "error")["message"]
     assert message.startswith("preset: unknown preset 'nope'")
-    with client.websocket_connect("/ws?preset=boids-2d&set=agents.n%3Dlots") as ws:
+    with client.websocket_connect("/ws?protocol=2&preset=boids-2d&set=agents.n%3Dlots") as ws:
         expect(ws, "hello")
         expect(ws, "params")
         assert expect(ws, "error")["message"].startswith("agents.n:")
@@ -416,7 +416,7 @@ def test_connection_cap_answers_1013():
 def test_agent_cap():
     app = create_app(preset="boids-2d", overrides=["agents.n=60"], sps=0, max_agents=100)
     with TestClient(app) as c:
-        with c.websocket_connect("/ws?preset=boids-2d&set=agents.n%3D500") as ws:
+        with c.websocket_connect("/ws?protocol=2&preset=boids-2d&set=agents.n%3D500") as ws:
             assert expect(ws, "hello")["limits"]["max_agents"] == 100
             expect(ws, "params")
             message = expect(ws, "error")["message"]

@@ -6,7 +6,7 @@
  * @module connection
  */
 
-import { readFrame } from "./protocol.js";
+import { VERSION, readFrame } from "./protocol.js";
 
 /** Largest control message the server accepts [bytes] (hello.limits may say otherwise). */
 export const MAX_CONTROL_BYTES = 65536;
@@ -141,14 +141,17 @@ export class Connection {
 }
 
 /**
- * The socket URL for this page: same host, `/ws`, the page's own query string passed through
+ * The socket URL for this page: same host, `/ws`, the frame version this page reads
+ * (`protocol=2`: the server refuses other versions) and the page's own query string passed through
  * (`?preset=boids-2d&set=agents.n%3D200`).
  *
- * @param {Location} location
+ * @param {{protocol: string, host: string, pathname: string, search: string}} location
  * @returns {string}
  */
 export function socketUrl(location) {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   const base = location.pathname.replace(/[^/]*$/, "");
-  return `${scheme}//${location.host}${base}ws${location.search}`;
+  const query = new URLSearchParams(location.search);
+  query.set("protocol", String(VERSION));
+  return `${scheme}//${location.host}${base}ws?${query}`;
 }

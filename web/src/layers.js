@@ -172,7 +172,7 @@ export class EntityLayer {
       return a;
     };
     g.setAttribute("iPos", attr(Pos, dim, quantized));
-    g.setAttribute("iHead", attr(Head, dim, quantized));
+    g.setAttribute("iHead", attr(Head, dim, quantized && Head !== Float32Array)); // 3D q16: decoded floats
     g.setAttribute("iFlag", attr(Uint8Array, 1, false));
     if (this.geometry) this.geometry.dispose();
     this.geometry = g;

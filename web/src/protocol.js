@@ -1,24 +1,29 @@
 /**
- * The viewer's wire format, browser side (docs/protocol.md, version 1).
+ * The viewer's wire format, browser side (docs/protocol.md, version 2).
  *
- * A binary frame is little-endian: a header (96 bytes in version 1), then positions, headings,
+ * A binary frame is little-endian: a header (96 bytes in version 2), then positions, headings,
  * one flag byte per entry and float64 status values, each section on an 8-byte boundary, so
- * every section is a typed-array view on the frame's ArrayBuffer (no copy).
+ * every section but the 3D q16 headings is a typed-array view on the frame's ArrayBuffer (no
+ * copy); those are two octahedral bytes per entry on the wire, decoded here to unit vectors.
  *
  * @module protocol
  */
 
-/** Protocol version this reader understands. */
-export const VERSION = 1;
-/** Smallest header (version 1); a writer may grow it in multiples of 8 bytes. */
+/** Protocol version this reader understands (and names in the socket query: `protocol=2`). */
+export const VERSION = 2;
+/** Smallest header (version 2); a writer may grow it in multiples of 8 bytes. */
 export const MIN_HEADER_SIZE = 96;
 /** Layout ids of the header's `layout` byte. */
 export const LAYOUT_F32 = 0;
 export const LAYOUT_Q16 = 1;
 /** Quantization steps per axis of the q16 layout (uint16 0..65535). */
 export const Q16_STEPS = 65535;
-/** int8 heading component = round(unit component x 127) in the q16 layout. */
+/** q16 headings: int8 = round(127 x value); in 2D the components, in 3D the octahedral coordinates. */
 export const HEADING_SCALE = 127;
+/** Bytes per heading in the q16 layout (2D and 3D). */
+export const Q16_HEADING_BYTES = 2;
+/** Both octahedral codes equal to this: an entry without a heading (zero vector). */
+export const OCTAHEDRAL_NONE = -128;
 
 /** Flag bits, one byte per entry. */
 export const FLAG_SELECTED = 1;
@@ -45,7 +50,8 @@ export const STATUS_FIELDS = ["polarization", "mean_neighbors", "caught", "remai
  * @property {number[]} bboxMin per-axis minimum of all positions [world units] (3 values; z = 0 in 2D)
  * @property {number[]} bboxMax per-axis maximum of all positions [world units]
  * @property {Float32Array|Uint16Array} positions n x dim, entry-major
- * @property {Float32Array|Int8Array} headings n x dim unit vectors (f32) or components x 127 (q16)
+ * @property {Float32Array|Int8Array} headings n x dim: unit vectors (f32 layout; q16 in 3D, decoded
+ *   from the octahedral bytes) or components x 127 (q16 in 2D, normalize after reading)
  * @property {Uint8Array} flags n flag bytes
  * @property {Float64Array} status status values, STATUS_FIELDS order
  */
@@ -81,20 +87,51 @@ export function readFrame(buf) {
   const time = v.getFloat64(40, true);
   const bboxMin = [0, 1, 2].map((a) => v.getFloat64(48 + 8 * a, true));
   const bboxMax = [0, 1, 2].map((a) => v.getFloat64(72 + 8 * a, true));
-  const [P, H] = layout === LAYOUT_F32 ? [4, 4] : [2, 1];
+  const [P, H] = layout === LAYOUT_F32 ? [4, 4 * dim] : [2, Q16_HEADING_BYTES];
   const oPos = headerSize;
   const oHead = oPos + pad8(n * dim * P);
-  const oFlags = oHead + pad8(n * dim * H);
+  const oFlags = oHead + pad8(n * H);
   const oStatus = oFlags + pad8(n);
   const expected = oStatus + 8 * nStatus;
   if (buf.byteLength !== expected) throw new Error(`frame length ${buf.byteLength} != ${expected}`);
   const positions =
     layout === LAYOUT_F32 ? new Float32Array(buf, oPos, n * dim) : new Uint16Array(buf, oPos, n * dim);
-  const headings =
-    layout === LAYOUT_F32 ? new Float32Array(buf, oHead, n * dim) : new Int8Array(buf, oHead, n * dim);
+  let headings;
+  if (layout === LAYOUT_F32) headings = new Float32Array(buf, oHead, n * dim);
+  else if (dim === 2) headings = new Int8Array(buf, oHead, n * 2);
+  else headings = decodeOctahedral(new Int8Array(buf, oHead, n * 2));
   const flags = new Uint8Array(buf, oFlags, n);
   const status = new Float64Array(buf, oStatus, nStatus);
   return { layout, dim, n, nAgents, frameIndex, step, time, bboxMin, bboxMax, positions, headings, flags, status };
+}
+
+/**
+ * Unit vectors of octahedral codes (docs/protocol.md): u = cu / 127, v = cv / 127,
+ * z = 1 - |u| - |v|, t = max(-z, 0), x = u - t sign(u), y = v - t sign(v) (sign(0) = +1), then
+ * normalized; the pair (-128, -128) gives a zero vector.
+ *
+ * @param {Int8Array} codes 2 per entry
+ * @returns {Float32Array} 3 per entry
+ */
+export function decodeOctahedral(codes) {
+  const n = codes.length >> 1;
+  const out = new Float32Array(3 * n);
+  for (let i = 0; i < n; i++) {
+    const cu = codes[2 * i];
+    const cv = codes[2 * i + 1];
+    if (cu === OCTAHEDRAL_NONE && cv === OCTAHEDRAL_NONE) continue;
+    const u = cu / HEADING_SCALE;
+    const v = cv / HEADING_SCALE;
+    const z = 1 - Math.abs(u) - Math.abs(v);
+    const t = Math.max(-z, 0);
+    const x = u >= 0 ? u - t : u + t;
+    const y = v >= 0 ? v - t : v + t;
+    const inv = 1 / Math.hypot(x, y, z);
+    out[3 * i] = x * inv;
+    out[3 * i + 1] = y * inv;
+    out[3 * i + 2] = z * inv;
+  }
+  return out;
 }
 
 /**

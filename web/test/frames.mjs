@@ -1,5 +1,20 @@
-// A test-only frame writer (docs/protocol.md, version 1), the mirror of protocol.readFrame.
+// A test-only frame writer (docs/protocol.md, version 2), the mirror of protocol.readFrame.
 const pad8 = (x) => Math.ceil(x / 8) * 8;
+
+/**
+ * Octahedral int8 codes of a 3D unit vector (docs/protocol.md); [-128, -128] for zero.
+ *
+ * @param {number[]} h
+ * @returns {number[]}
+ */
+export function octahedralCodes(h) {
+  const l1 = Math.abs(h[0]) + Math.abs(h[1]) + Math.abs(h[2]);
+  if (!(l1 > 0)) return [-128, -128];
+  let u = h[0] / l1;
+  let v = h[1] / l1;
+  if (h[2] < 0) [u, v] = [(1 - Math.abs(v)) * (u >= 0 ? 1 : -1), (1 - Math.abs(u)) * (v >= 0 ? 1 : -1)];
+  return [Math.round(u * 127), Math.round(v * 127)];
+}
 
 /**
  * Encode a frame.
@@ -14,15 +29,15 @@ export function writeFrame(f) {
   const n = f.positions.length;
   const nAgents = f.nAgents ?? n;
   const status = f.status ?? [0.5, 7, 0, nAgents, 60];
-  const [P, H] = layout === 0 ? [4, 4] : [2, 1];
+  const [P, H] = layout === 0 ? [4, 4 * dim] : [2, 2];
   const oPos = 96;
   const oHead = oPos + pad8(n * dim * P);
-  const oFlags = oHead + pad8(n * dim * H);
+  const oFlags = oHead + pad8(n * H);
   const oStatus = oFlags + pad8(n);
   const buf = new ArrayBuffer(oStatus + 8 * status.length);
   const v = new DataView(buf);
   "FLKF".split("").forEach((c, i) => v.setUint8(i, c.charCodeAt(0)));
-  v.setUint16(4, 1, true);
+  v.setUint16(4, f.version ?? 2, true);
   v.setUint16(6, 96, true);
   v.setUint8(8, layout);
   v.setUint8(9, dim);
@@ -46,10 +61,9 @@ export function writeFrame(f) {
     }
   });
   f.headings.forEach((h, i) => {
-    for (let a = 0; a < dim; a++) {
-      if (layout === 0) v.setFloat32(oHead + 4 * (i * dim + a), h[a], true);
-      else v.setInt8(oHead + i * dim + a, Math.round(h[a] * 127));
-    }
+    if (layout === 0) h.slice(0, dim).forEach((x, a) => v.setFloat32(oHead + 4 * (i * dim + a), x, true));
+    else if (dim === 2) h.slice(0, 2).forEach((x, a) => v.setInt8(oHead + 2 * i + a, Math.round(x * 127)));
+    else octahedralCodes(h).forEach((c, a) => v.setInt8(oHead + 2 * i + a, c));
   });
   (f.flags ?? []).forEach((b, i) => v.setUint8(oFlags + i, b));
   status.forEach((s, k) => v.setFloat64(oStatus + 8 * k, s, true));

@@ -7,7 +7,9 @@ import {
   FLAG_TARGET,
   LAYOUT_F32,
   LAYOUT_Q16,
+  VERSION,
   agentCentroid,
+  decodeOctahedral,
   extraRange,
   meanHeading,
   positionAt,
@@ -15,7 +17,10 @@ import {
   statusOf,
   toFloatFrame,
 } from "../src/protocol.js";
+import { socketUrl } from "../src/connection.js";
 import { writeFrame } from "./frames.mjs";
+
+const pad8 = (x) => Math.ceil(x / 8) * 8;
 
 const sample = {
   dim: 3,
@@ -112,10 +117,54 @@ test("rejects bad frames", () => {
   new Uint8Array(badMagic)[0] = 0;
   assert.throws(() => readFrame(badMagic), /bad magic/);
   const badVersion = good.slice(0);
-  new DataView(badVersion).setUint16(4, 2, true);
-  assert.throws(() => readFrame(badVersion), /version 2/);
+  new DataView(badVersion).setUint16(4, 1, true); // a version-1 frame: 3 bytes per q16 heading
+  assert.throws(() => readFrame(badVersion), /unsupported frame version 1 \(this page reads 2\)/);
   assert.throws(() => readFrame(good.slice(0, good.byteLength - 8)), /length/);
   const badLayout = good.slice(0);
   new DataView(badLayout).setUint8(8, 7);
   assert.throws(() => readFrame(badLayout), /layout/);
+});
+
+test("3D q16 headings are two octahedral bytes, decoded to unit vectors within 0.96 degrees", () => {
+  const headings = [];
+  for (let i = 0; i < 2000; i++) {
+    // a spiral over the whole sphere, plus the axes (octahedron vertices and the fold)
+    const z = 1 - (2 * (i + 0.5)) / 2000;
+    const r = Math.sqrt(1 - z * z);
+    headings.push([r * Math.cos(2.39996 * i), r * Math.sin(2.39996 * i), z]);
+  }
+  headings.push([1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1], [0, 0, 0]);
+  const positions = headings.map((_, i) => [i, 2 * i, -i]);
+  const buf = writeFrame({ dim: 3, layout: 1, positions, headings, nAgents: headings.length });
+  const f = readFrame(buf);
+  assert.equal(buf.byteLength, 96 + pad8(6 * f.n) + pad8(2 * f.n) + pad8(f.n) + 40);
+  assert.ok(f.headings instanceof Float32Array);
+  let worst = 0;
+  headings.forEach((h, i) => {
+    const d = Array.from(f.headings.slice(3 * i, 3 * i + 3));
+    if (h.every((x) => x === 0)) return assert.deepEqual(d, [0, 0, 0]);
+    assert.ok(Math.abs(Math.hypot(...d) - 1) < 1e-6);
+    const cross = Math.hypot(h[1] * d[2] - h[2] * d[1], h[2] * d[0] - h[0] * d[2], h[0] * d[1] - h[1] * d[0]);
+    worst = Math.max(worst, (Math.atan2(cross, h[0] * d[0] + h[1] * d[1] + h[2] * d[2]) * 180) / Math.PI);
+  });
+  assert.ok(worst < 0.96, `worst ${worst} degrees`);
+  assert.ok(worst > 0.3, "the codes are not the floats themselves");
+});
+
+test("octahedral codes decode as the protocol says", () => {
+  const codes = new Int8Array([127, 0, 0, -127, 0, 0, 127, 127, -128, -128]);
+  const h = Array.from(decodeOctahedral(codes)).map((x) => Math.round(x * 1e6) / 1e6);
+  assert.deepEqual(h, [1, 0, 0, 0, -1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0]);
+});
+
+test("the socket URL names the frame version and keeps the page's query", () => {
+  const url = socketUrl({ protocol: "http:", host: "127.0.0.1:8000", pathname: "/", search: "?preset=boids-2d&set=agents.n%3D200" });
+  const parsed = new URL(url);
+  assert.equal(parsed.protocol, "ws:");
+  assert.equal(parsed.pathname, "/ws");
+  assert.equal(parsed.searchParams.get("protocol"), String(VERSION));
+  assert.equal(parsed.searchParams.get("preset"), "boids-2d");
+  assert.equal(parsed.searchParams.get("set"), "agents.n=200");
+  const bare = new URL(socketUrl({ protocol: "https:", host: "h", pathname: "/app/index.html", search: "" }));
+  assert.equal(bare.href, "wss://h/app/ws?protocol=2");
 });

@@ -2,9 +2,9 @@
 
 - :func:`agent_bounds`: the alive agents' bounding box (2 x dim float64 copied);
 - :func:`quantized_agents`: the q16 frame sections of the alive agents in stable-id order,
-  uint16 positions over a given box and int8 unit headings, exactly as
-  :func:`flocksim.viewer.protocol.encode_frame` quantizes them on the host (3 bytes per axis
-  per agent copied instead of 16);
+  uint16 positions over a given box and two int8 per heading (octahedral in 3D), exactly as
+  :func:`flocksim.viewer.protocol.encode_frame` quantizes them on the host (2 bytes per axis
+  and 2 per heading copied instead of 16 per axis);
 - :func:`all_finite`: whether positions and velocities hold no NaN or inf (one int64 copied);
 - :func:`heading_sum`: the sum of the alive agents' unit headings, for the polarization;
 - :func:`nearest_rows`: the k alive agents nearest a point (the selected bird's neighbours).
@@ -20,6 +20,7 @@ from numba import cuda
 
 from flocksim.engines.cuda_runtime import kernel
 from flocksim.kernels.compile import device
+from flocksim.kernels.octahedral import octahedral, rint
 from flocksim.kernels.vector import load, normalize_or_zero
 from flocksim.neighbors.cuda_scan import CHUNK, alive_bounds, exclusive_scan
 from flocksim.neighbors.pairs import knn_insert_keyed
@@ -27,16 +28,6 @@ from flocksim.space import displacement
 
 Q16_STEPS = 65535  # = flocksim.viewer.protocol.Q16_STEPS (checked by the tests)
 HEADING_SCALE = 127  # = flocksim.viewer.protocol.HEADING_SCALE
-
-
-@device
-def rint(x):
-    """Round to the nearest integer, halves to even (numpy's rint), as a float."""
-    r = math.floor(x)
-    d = x - r
-    if d > 0.5 or (d == 0.5 and r - 2.0 * math.floor(0.5 * r) == 1.0):
-        r += 1.0
-    return r
 
 
 @device
@@ -51,9 +42,14 @@ def _quantize(position, velocity, alive, slot, dim, lo, scale, qpos, qhead):
         vx, vy, vz = load(velocity, i, dim)
         hx, hy, hz = normalize_or_zero(vx, vy, vz)
         for a in range(dim):
-            h = hx if a == 0 else (hy if a == 1 else hz)
             qpos[s + a] = np.uint16(clip(rint((position[i, a] - lo[a]) * scale[a]), 0.0, 65535.0))
-            qhead[s + a] = np.int8(clip(rint(h * 127.0), -127.0, 127.0))
+        if dim == 3:
+            u, v = octahedral(hx, hy, hz)
+        else:
+            u = clip(rint(hx * 127.0), -127.0, 127.0)
+            v = clip(rint(hy * 127.0), -127.0, 127.0)
+        qhead[2 * slot[i]] = np.int8(u)
+        qhead[2 * slot[i] + 1] = np.int8(v)
 
 
 def _nonfinite(position, velocity, flag):
@@ -97,17 +93,18 @@ def agent_bounds(d: Any) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def quantized_agents(d: Any, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(uint16 positions, int8 headings), each (n_alive * dim,) in stable-id order: positions over the
-    box lo..hi (dim,) in Q16_STEPS steps per axis (0 on a flat axis), headings x 127."""
+    """(uint16 positions (n_alive * dim,), int8 headings (n_alive * 2,)) in stable-id order: positions
+    over the box lo..hi (dim,) in Q16_STEPS steps per axis (0 on a flat axis); headings octahedral
+    in 3D (:mod:`flocksim.kernels.octahedral`), components x 127 in 2D."""
     extent = hi - lo
     scale = np.divide(Q16_STEPS, extent, out=np.zeros(d.dim), where=extent > 0)
     slot = exclusive_scan(d.alive, d.n)
     count = d.n_alive * d.dim
     qpos = cuda.device_array(max(count, 1), dtype=np.uint16)
-    qhead = cuda.device_array(max(count, 1), dtype=np.int8)
+    qhead = cuda.device_array(max(2 * d.n_alive, 1), dtype=np.int8)
     quantize.launch(d.n, d.position, d.velocity, d.alive, slot, d.dim, cuda.to_device(np.ascontiguousarray(lo)),
                     cuda.to_device(scale), qpos, qhead)  # fmt: skip
-    return qpos[:count].copy_to_host(), qhead[:count].copy_to_host()
+    return qpos[:count].copy_to_host(), qhead[: 2 * d.n_alive].copy_to_host()
 
 
 def all_finite(d: Any) -> bool:

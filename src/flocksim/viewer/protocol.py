@@ -9,8 +9,14 @@ then extra entries that are not agents: predators, obstacles, seek targets (thei
 
 Layouts: ``"f32"`` sends float32 positions [units] and float32 unit headings; ``"q16"`` sends
 positions as uint16 quantized over the header's bounding box (error <= half a step per axis,
-extent / 65535 / 2) and headings as int8 (component x 127; angle error <= asin(sqrt(dim) / 254)
-<= 0.391 degrees). :func:`choose_layout` picks q16 above :data:`Q16_THRESHOLD` entries.
+extent / 65535 / 2) and each heading in two bytes: in 3D octahedral
+(:mod:`flocksim.kernels.octahedral`, angle error <= 0.96 degrees), in 2D its two components
+x 127 as int8 (angle error <= asin(sqrt(2) / 254) = 0.319 degrees). :func:`choose_layout` picks
+q16 above :data:`Q16_THRESHOLD` entries.
+
+Version 2 differs from version 1 only in the q16 headings (version 1: ``dim`` int8 components
+per entry). A client names the version it reads in the socket query (``protocol=2``,
+:mod:`flocksim.viewer.versions`); others get one ``error`` and the socket closes.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from flocksim.kernels.octahedral import decode_octahedral
+from flocksim.kernels.octahedral import encode as encode_octahedral
 from flocksim.metrics.order import polarization, unit_headings
 
 if TYPE_CHECKING:
@@ -31,8 +39,8 @@ if TYPE_CHECKING:
 
 MAGIC = b"FLKF"
 """First four bytes of every frame."""
-VERSION = 1
-"""Protocol version: bumped on any change an old reader would misread."""
+VERSION = 2
+"""Protocol version: bumped on any change an old reader would misread (2: two-byte q16 headings)."""
 HEADER = struct.Struct("<4sHHBBHIIIQQd3d3d")
 """magic, version, header_size, layout, dim, n_status, n_entries, n_agents, reserved, frame_index,
 step, time [s], bbox_min (3) [units], bbox_max (3) [units]."""
@@ -47,7 +55,9 @@ Q16_THRESHOLD = 20_000
 Q16_STEPS = 65535
 """Quantization steps over the bounding box per axis (uint16 0..65535)."""
 HEADING_SCALE = 127
-"""int8 heading component = round(unit component x 127)."""
+"""2D q16 heading: int8 component = round(unit component x 127); 3D: octahedral codes at the same scale."""
+Q16_HEADING_BYTES = 2
+"""Bytes per heading in the q16 layout (both dims)."""
 
 FLAG_SELECTED = 1 << 0
 """The selected agent (agent 0 unless the server selects another)."""
@@ -112,17 +122,17 @@ def _pad8(n: int) -> int:
 
 
 def section_offsets(n: int, dim: int, layout: Layout, n_status: int = len(STATUS_FIELDS)) -> tuple[int, ...]:
-    """Byte offsets (positions, headings, flags, status, end) of a version-1 frame of ``n`` entries."""
-    position_bytes, heading_bytes = (4, 4) if layout == "f32" else (2, 1)
+    """Byte offsets (positions, headings, flags, status, end) of a frame of ``n`` entries."""
+    position_bytes, heading_bytes = (4, 4 * dim) if layout == "f32" else (2, Q16_HEADING_BYTES)
     positions = HEADER_SIZE
     headings = positions + _pad8(n * dim * position_bytes)
-    flags = headings + _pad8(n * dim * heading_bytes)
+    flags = headings + _pad8(n * heading_bytes)
     status = flags + _pad8(n)
     return positions, headings, flags, status, status + 8 * n_status
 
 
 def frame_size(n: int, dim: int, layout: Layout, n_status: int = len(STATUS_FIELDS)) -> int:
-    """Bytes of a frame of ``n`` entries (agents + extras). 3D q16: 10 bytes per entry + 136 at most."""
+    """Bytes of a frame of ``n`` entries (agents + extras). 3D q16: 9 bytes per entry + 136 at most."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout: unknown layout {layout!r}; allowed: {', '.join(LAYOUTS)}")
     return section_offsets(n, dim, layout, n_status)[-1]
@@ -134,6 +144,14 @@ def choose_layout(n: int) -> Layout:
 
 
 # ------------------------------------------------------------------------------------ encoding
+
+
+def q16_headings(headings: np.ndarray, dim: int) -> np.ndarray:
+    """The q16 heading section's int8 values (n, 2) of unit headings (n, dim): octahedral codes in
+    3D (zero rows -> -128, -128), components x 127 in 2D (zero stays zero)."""
+    if dim == 3:
+        return encode_octahedral(headings)
+    return np.clip(np.rint(headings * HEADING_SCALE), -127, 127).astype(np.int8)
 
 
 def status_values(sim: Simulation, steps_per_second: float = 0.0, mean_neighbors: float | None = None) -> np.ndarray:
@@ -238,7 +256,45 @@ def encode_frame(
     :func:`choose_layout` on the entry count. ``selected``: stable id of the highlighted agent (it
     and its 7 nearest are flagged; nothing is if it is not alive; None: no selection).
     ``status``: the :data:`STATUS_FIELDS` values, by default :func:`status_values` (sim,
-    ``steps_per_second``)."""
+    ``steps_per_second``). Equals ``pack_frame(capture_frame(...))``."""
+    return pack_frame(capture_frame(sim, frame_index, layout, steps_per_second, selected, status))
+
+
+@dataclass(frozen=True)
+class FrameParts:
+    """What a frame holds, copied out of a simulation by :func:`capture_frame`: :func:`pack_frame`
+    reads nothing else, so it may run on another thread while the simulation steps on."""
+
+    frame_index: int
+    step: int
+    time: float
+    dim: int
+    layout: Layout
+    n_agents: int
+    agent_positions: np.ndarray  # (n_agents, dim) float64, a copy; (0, dim) when quantized on the GPU
+    agent_velocities: np.ndarray  # (n_agents, dim) float64, a copy; (0, dim) when quantized on the GPU
+    extra_positions: np.ndarray  # (extras, dim) float64
+    extra_headings: np.ndarray  # (extras, dim) unit or zero
+    flags: np.ndarray  # (n,) uint8
+    status: np.ndarray  # (len(STATUS_FIELDS),) float64
+    gpu: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    """Agents quantized on the GPU: (box min (3,), box max (3,), uint16 positions, int8 headings)."""
+
+    @property
+    def n(self) -> int:
+        return int(self.flags.shape[0])
+
+
+def capture_frame(
+    sim: Simulation,
+    frame_index: int,
+    layout: Layout | Literal["auto"] = "auto",
+    steps_per_second: float = 0.0,
+    selected: int | None = 0,
+    status: Sequence[float] | np.ndarray | None = None,
+) -> FrameParts:
+    """Copy out of ``sim`` what its frame needs (arguments as :func:`encode_frame`): the alive
+    agents' positions and velocities, the extras, flags and status values."""
     if not 0 <= int(frame_index) < 2**64:
         raise ValueError(f"frame_index: must be in [0, 2**64), got {frame_index}")
     state = sim.state
@@ -251,30 +307,50 @@ def encode_frame(
         layout = choose_layout(n)
     if layout not in LAYOUTS:
         raise ValueError(f"layout: unknown layout {layout!r}; allowed: auto, {', '.join(LAYOUTS)}")
-    engine = getattr(sim, "engine", None)
-    on_gpu = layout == "q16" and hasattr(engine, "quantized_agents")  # agents quantized on the GPU (docs/gpu.md)
-    if on_gpu:
-        positions, headings = extra_pos, extra_head  # the extras; the agents stay on the GPU
-        lo_agents, hi_agents, _ = engine.agent_bounds(state)
-        corners = np.concatenate([positions, np.stack([lo_agents, hi_agents])]) if len(rows) else positions
-    else:
-        positions = np.concatenate([state.position[rows], extra_pos])
-        headings = np.concatenate([_unit(state.velocity[rows]), extra_head])
-        corners = positions
     values = status_values(sim, steps_per_second) if status is None else np.asarray(status, dtype=np.float64)
     if values.shape != (len(STATUS_FIELDS),):
         raise ValueError(f"status: needs {len(STATUS_FIELDS)} values ({', '.join(STATUS_FIELDS)}), got {values.shape}")
+    engine = getattr(sim, "engine", None)
+    gpu = None
+    if layout == "q16" and hasattr(engine, "quantized_agents"):  # agents quantized on the GPU (docs/gpu.md)
+        lo_agents, hi_agents, _ = engine.agent_bounds(state)
+        corners = np.concatenate([extra_pos, np.stack([lo_agents, hi_agents])]) if len(rows) else extra_pos
+        lo3, hi3 = _box(corners, n, dim)
+        gpu = (lo3, hi3, *engine.quantized_agents(state, lo3[:dim], hi3[:dim]))
+        agent_pos = agent_vel = np.zeros((0, dim))
+    else:
+        agent_pos = state.position[rows]  # fancy indexing: copies, never views
+        agent_vel = state.velocity[rows]
+    return FrameParts(
+        int(frame_index), int(sim.steps), float(sim.time), dim, layout, len(rows), agent_pos, agent_vel,
+        extra_pos, extra_head, flags, values, gpu,
+    )  # fmt: skip
 
+
+def _box(corners: np.ndarray, n: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-axis (min, max) of the points ``corners`` as 3-vectors (zeros beyond ``dim``, or when n = 0)."""
     lo3 = np.zeros(3)
     hi3 = np.zeros(3)
     if n:  # per column: numpy's axis-0 reductions of (n, 3) arrays are ~20x slower
         lo3[:dim] = [corners[:, k].min() for k in range(dim)]
         hi3[:dim] = [corners[:, k].max() for k in range(dim)]
+    return lo3, hi3
+
+
+def pack_frame(parts: FrameParts) -> bytes:
+    """The frame's bytes from :func:`capture_frame`'s copies: headings, bounding box, quantization."""
+    n, dim, layout = parts.n, parts.dim, parts.layout
+    positions = np.concatenate([parts.agent_positions, parts.extra_positions])
+    headings = np.concatenate([_unit(parts.agent_velocities), parts.extra_headings])
+    if parts.gpu is not None:
+        lo3, hi3 = parts.gpu[0], parts.gpu[1]
+    else:
+        lo3, hi3 = _box(positions, n, dim)
     offsets = section_offsets(n, dim, layout)
     buf = bytearray(offsets[-1])
     HEADER.pack_into(
-        buf, 0, MAGIC, VERSION, HEADER_SIZE, LAYOUTS[layout], dim, len(STATUS_FIELDS), n, len(rows), 0,
-        int(frame_index), int(sim.steps), float(sim.time), *lo3, *hi3,
+        buf, 0, MAGIC, VERSION, HEADER_SIZE, LAYOUTS[layout], dim, len(STATUS_FIELDS), n, parts.n_agents, 0,
+        parts.frame_index, parts.step, parts.time, *lo3, *hi3,
     )  # fmt: skip
     count = n * dim
     if layout == "f32":
@@ -284,15 +360,14 @@ def encode_frame(
         extent = hi3[:dim] - lo3[:dim]
         scale = np.divide(Q16_STEPS, extent, out=np.zeros(dim), where=extent > 0)
         q = np.clip(np.rint((positions - lo3[:dim]) * scale), 0, Q16_STEPS).ravel()
-        h = np.clip(np.rint(headings * HEADING_SCALE), -127, 127).ravel()
-        if on_gpu:
-            q_agents, h_agents = engine.quantized_agents(state, lo3[:dim], hi3[:dim])
-            q = np.concatenate([q_agents, q.astype(np.uint16)])
-            h = np.concatenate([h_agents, h.astype(np.int8)])
+        h = q16_headings(headings, dim).ravel()
+        if parts.gpu is not None:
+            q = np.concatenate([parts.gpu[2], q.astype(np.uint16)])
+            h = np.concatenate([parts.gpu[3], h.astype(np.int8)])
         np.frombuffer(buf, "<u2", count, offsets[0])[:] = q
-        np.frombuffer(buf, "i1", count, offsets[1])[:] = h
-    np.frombuffer(buf, "u1", n, offsets[2])[:] = flags
-    np.frombuffer(buf, "<f8", len(values), offsets[3])[:] = values
+        np.frombuffer(buf, "i1", n * Q16_HEADING_BYTES, offsets[1])[:] = h
+    np.frombuffer(buf, "u1", n, offsets[2])[:] = parts.flags
+    np.frombuffer(buf, "<f8", len(parts.status), offsets[3])[:] = parts.status
     return bytes(buf)
 
 
@@ -349,8 +424,12 @@ def decode_frame(data: bytes | bytearray | memoryview) -> Frame:
             raise ProtocolError(f"frame: bounding box min {lo.tolist()}, max {hi.tolist()}; need finite max - min >= 0")
         q = np.frombuffer(view, "<u2", count, offsets[0]).reshape(n, dim)
         positions = lo + q * ((hi - lo) / Q16_STEPS)
-        raw = np.frombuffer(view, "i1", count, offsets[1]).astype(np.float64).reshape(n, dim) / HEADING_SCALE
-        headings = unit_headings(raw) if n else raw
+        codes = np.frombuffer(view, "i1", n * Q16_HEADING_BYTES, offsets[1]).reshape(n, Q16_HEADING_BYTES)
+        if dim == 3:
+            headings = decode_octahedral(codes)
+        else:
+            raw = codes.astype(np.float64) / HEADING_SCALE
+            headings = unit_headings(raw) if n else raw
     flags = np.frombuffer(view, "u1", n, offsets[2]).copy()
     status = np.frombuffer(view, "<f8", n_status, offsets[3]).copy()
     return Frame(
@@ -384,11 +463,14 @@ __all__ = [
     "STATUS_FIELDS",
     "VERSION",
     "Frame",
+    "FrameParts",
     "ProtocolError",
+    "capture_frame",
     "choose_layout",
     "decode_frame",
     "encode_frame",
     "frame_size",
+    "pack_frame",
     "section_offsets",
     "status_values",
 ]

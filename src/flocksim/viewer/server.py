@@ -6,7 +6,7 @@
   one-line hint while it is not built); ``GET /assets/...``: its bundle;
 - ``GET /api/presets``: ``[{"name", "description", "model", "dim", "n"}]`` of the shipped presets;
 - ``GET /api/schema``: {model name: JSON schema of that model's parameters};
-- ``WS /ws?preset=NAME&set=KEY%3DVALUE...``: one :class:`~flocksim.viewer.session.ViewerSession`
+- ``WS /ws?protocol=2&preset=NAME&set=KEY%3DVALUE...``: one :class:`~flocksim.viewer.session.ViewerSession`
   per connection (docs/protocol.md).
 
 Guards: a WebSocket whose ``Origin`` header names another site is refused in the handshake
@@ -53,6 +53,7 @@ from flocksim.viewer.session import (
     ViewerSession,
     params_from_query,
 )
+from flocksim.viewer.versions import CLOSE_PROTOCOL, QUERY_KEY, version_refusal
 
 log = logging.getLogger("flocksim.viewer")
 
@@ -252,6 +253,12 @@ class ViewerServer:
             await websocket.close(code=CLOSE_POLICY)  # before accept: the handshake is refused
             return
         await websocket.accept()
+        refusal = version_refusal(websocket.query_params.getlist(QUERY_KEY))
+        if refusal is not None:  # it would misread every frame (flocksim.viewer.versions)
+            with contextlib.suppress(Exception):
+                await websocket.send_text(error_reply(refusal))
+                await websocket.close(code=CLOSE_PROTOCOL)
+            return
         if self.connections >= self.max_connections:
             with contextlib.suppress(Exception):
                 await websocket.send_text(

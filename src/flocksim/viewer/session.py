@@ -5,9 +5,11 @@ and overrides and talks to its client through one ``send`` coroutine (text = JSO
 frame); the transport (the WebSocket of :mod:`flocksim.viewer.server`, or a test) only feeds
 it the client's messages with :meth:`ViewerSession.receive`.
 
-Threads: every operation on the simulation (step, control parsing and validation, frame
-encoding, neighbour count) runs on the session's one worker thread, in submission order, so
-none ever sees a half-stepped state and no lock is needed; the event loop only schedules. The
+Threads: every operation on the simulation (step, control parsing and validation, copying a
+frame's arrays out of it, neighbour count) runs on the session's one worker thread, in submission
+order, so none ever sees a half-stepped state and no lock is needed; the event loop only
+schedules. A frame is packed (unit headings, bounding box, quantization) from those copies on a
+second thread, the packer, while the worker goes on with the next step. The
 numba kernels release the GIL, so serving stays responsive while a flock steps. Under numba's
 ``workqueue`` threading layer, which must not be entered from two threads at once, all
 sessions share one lock around simulation work.
@@ -73,7 +75,7 @@ from flocksim.viewer.controls import (
 )
 from flocksim.viewer.images import ImageLibrary
 from flocksim.viewer.modes import Parked, ParkedModes, is_modified, mode_params
-from flocksim.viewer.protocol import encode_frame, status_values
+from flocksim.viewer.protocol import FrameParts, capture_frame, pack_frame, status_values
 from flocksim.viewer.waves import schedule_from_now, schedule_wave
 
 log = logging.getLogger("flocksim.viewer")
@@ -275,6 +277,7 @@ class ViewerSession:
         self.generation = 0  # bumped at every refill
         self.closed = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flocksim-viewer")
+        self._packer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flocksim-viewer-pack")
         self._io = asyncio.Lock()  # one sender at a time, in the order the state changed
         self._changed = asyncio.Event()  # replaced after every set(): wakes frame waiters
         self._resumed = asyncio.Event()
@@ -321,6 +324,7 @@ class ViewerSession:
         for task in self._tasks:
             task.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._packer.shutdown(wait=False, cancel_futures=True)
         self.sim = None
         self.modes.clear()
         self._neighbors = None
@@ -335,6 +339,7 @@ class ViewerSession:
                 await task
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self._executor.shutdown, True)
+        await loop.run_in_executor(None, self._packer.shutdown, True)
 
     # ------------------------------------------------------------------ messages
 
@@ -612,13 +617,14 @@ class ViewerSession:
         self._neighbors = (self.generation, now, mean)
         return mean
 
-    def _encode(self) -> tuple[bytes, tuple[int, int]]:
+    def _capture(self) -> tuple[FrameParts, tuple[int, int]]:
+        """On the worker thread: copy what the next frame needs (packed on the packer thread)."""
         sim = self._sim
         rate = 0.0 if self.paused else self._rate.rate
         status = status_values(sim, rate, mean_neighbors=self._mean_neighbors(sim))
         with _engine_guard():
-            frame = encode_frame(sim, self.frame_index, selected=SELECTED_ID, status=status)
-        return frame, (self.generation, sim.steps)
+            parts = capture_frame(sim, self.frame_index, selected=SELECTED_ID, status=status)
+        return parts, (self.generation, sim.steps)
 
     # ------------------------------------------------------------------ loops
 
@@ -671,7 +677,9 @@ class ViewerSession:
                 if not self.paused and self._last_sent == self._state_key():
                     continue  # another change made this state old news; wait again
                 try:
-                    frame, key = await self._work(self._encode)
+                    parts, key = await self._work(self._capture)
+                    # packed beside the next step (the worker steps on): it reads only the copies
+                    frame = await asyncio.get_running_loop().run_in_executor(self._packer, pack_frame, parts)
                 except Exception as exc:
                     if self.closed:
                         return
