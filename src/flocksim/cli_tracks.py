@@ -51,11 +51,13 @@ def analyze(
     from flocksim.io import TrajectoryError
     from flocksim.io.tracks import TracksError, open_tracks
     from flocksim.metrics.series import analyze as analyze_tracks
-    from flocksim.plotting import PlotError
+    from flocksim.plotting import FIGURE_SUFFIXES, PlotError
     from flocksim.tracks_report import plot_analysis, summary_rows
 
     try:
         if plot is not None:
+            if plot.suffix.lower() not in FIGURE_SUFFIXES:
+                raise UsageError(f"--plot: cannot write {plot.name!r}; allowed: a file ending in .png, .svg or .pdf")
             check_output_path("--plot", plot)
         ds = open_tracks(path, dt=dt, fps=fps, keypoint=keypoint)
         analysis = analyze_tracks(

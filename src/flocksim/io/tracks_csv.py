@@ -58,17 +58,26 @@ def _bird_names(ids) -> tuple[np.ndarray, np.ndarray]:
     return names, bird
 
 
+def _header(path: Path) -> list[str]:
+    """The column names of the first line (stripped)."""
+    import csv
+
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            first = next(csv.reader(handle), None)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise CsvTracksError(f"{path}: cannot read it as CSV text ({type(exc).__name__}: {exc})") from None
+    if not first:
+        raise CsvTracksError(f"{path}: empty; allowed: a header line frame,id,x,y[,z][,time] and rows")
+    return [c.strip() for c in first]
+
+
 def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
     """The samples of a track CSV (see the module docstring); :class:`CsvTracksError` for a bad file."""
     import pandas as pd
 
     path = Path(path)
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], skipinitialspace=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise CsvTracksError(f"{path}: not a CSV table ({str(exc).splitlines()[0]})") from None
-    columns = [str(c).strip() for c in table.columns]
-    table.columns = columns
+    columns = _header(path)
     unknown = [c for c in columns if c not in ALLOWED]
     if unknown:
         raise CsvTracksError(
@@ -78,6 +87,19 @@ def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
     if len(set(columns)) != len(columns):
         twice = next(c for c in columns if columns.count(c) > 1)
         raise CsvTracksError(f"{path}: header: column {twice!r} appears twice; allowed: each column once")
+    try:
+        table = pd.read_csv(
+            path,
+            dtype=str,
+            keep_default_na=False,
+            na_values=[""],
+            skipinitialspace=True,
+            header=0,
+            names=columns,
+            encoding="utf-8-sig",
+        )
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        raise CsvTracksError(f"{path}: not a CSV table ({str(exc).splitlines()[0]})") from None
     missing = [c for c in REQUIRED if c not in columns]
     if missing:
         raise CsvTracksError(f"{path}: header: missing column {missing[0]!r}; required: {', '.join(REQUIRED)}")
@@ -112,7 +134,7 @@ def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
     if len(dup):
         row = int(order[dup[0] + 1])
         raise CsvTracksError(
-            f"{path}: line {row + 2}: bird {names[bird[row]]!r} appears twice in frame {frames[row]}; "
+            f"{path}: line {row + 2}: bird {str(names[bird[row]])!r} appears twice in frame {frames[row]}; "
             "allowed: one row per bird and frame"
         )
     position = np.full((span, len(names), len(axes)), np.nan)
