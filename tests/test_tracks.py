@@ -368,3 +368,19 @@ def test_cli_analyze_bad_input_exits_2_with_one_line(tmp_path):
 def test_run_to_movement_keeps_the_runs_precision(run_store):
     ds = run_to_movement(run_store)
     assert ds["position"].dtype == np.float32 and ds["velocity"].dtype == np.float32
+
+
+def test_docs_example(tmp_path, monkeypatch):
+    """The Python block of docs/field-data.md runs as written and says what its comments say."""
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "field-data.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block, "docs/field-data.md", "exec"), namespace)
+    result = namespace["result"]
+    assert dict(namespace["ds"].sizes) == {"time": 5, "agent": 3, "space": 2}
+    assert result.series["n_present"].tolist() == [3, 3, 2, 3, 3]
+    assert result.series["polarization"][0] == pytest.approx(math.sqrt(5) / 3)
+    assert result.summary["speed_mean"] == pytest.approx(2.0)
