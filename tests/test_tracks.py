@@ -126,6 +126,17 @@ def test_irregular_times_are_resampled_linearly_and_gaps_stay_gaps(tmp_path):
     np.testing.assert_allclose(ds["velocity"].sel(agent="a", space="x").values, 10.0)
 
 
+def test_resampling_never_draws_across_a_missing_frame(tmp_path):
+    # frames 0, 1, 3, 4 at irregular times (off any clock): nothing between frame 1 and frame 3
+    rows = [(f, "a", 10 * t, 0.0, t) for f, t in ((0, 0.0), (1, 0.1), (3, 0.35), (4, 0.45))]
+    ds = open_tracks(write_csv(tmp_path / "skip.csv", "frame,id,x,y,time", rows))
+    assert ds.attrs["resampled"] == 1 and ds.attrs["dt"] == pytest.approx(0.1)  # median of the linked spacings
+    x = ds["position"].sel(agent="a", space="x").values
+    np.testing.assert_allclose(ds["time"].values, [0.0, 0.1, 0.2, 0.3, 0.4])
+    np.testing.assert_allclose(x[[0, 1, 4]], [0.0, 1.0, 4.0])
+    assert np.isnan(x[2:4]).all()
+
+
 def test_explicit_dt_resamples_and_frame_clocks_fill_missing_frames(tmp_path):
     # times on a clock of 0.1 s per frame, frame 2 absent: kept on the clock, frame 2 empty
     rows = [(f, "a", f, 0.0, round(0.1 * f, 3)) for f in (0, 1, 3, 4)]
