@@ -268,6 +268,19 @@ def test_movement_bboxes_and_frames_missing_from_the_time_axis(tmp_path):
     np.testing.assert_allclose(tracks["position"].values[3], centres[2].T)
 
 
+def test_movement_time_with_units_and_time_that_is_not_a_number(tmp_path):
+    ds = _poses(4, 2, 1, fps=None)[0]
+    ds = ds.assign_coords(time=np.arange(4) * np.timedelta64(500, "ms"))  # netCDF units "milliseconds"
+    ds.attrs["time_unit"] = "seconds"
+    ds.to_netcdf(tmp_path / "td.nc")
+    tracks = open_tracks(tmp_path / "td.nc")
+    np.testing.assert_allclose(tracks["time"].values, [0.0, 0.5, 1.0, 1.5])
+    assert tracks.attrs["time_unit"] == "s"
+    ds.assign_coords(time=["a", "b", "c", "d"]).to_netcdf(tmp_path / "text.nc")
+    with pytest.raises(TracksError, match="coordinate 'time' has dtype"):
+        open_tracks(tmp_path / "text.nc")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

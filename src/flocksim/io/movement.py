@@ -132,7 +132,10 @@ def _time(ds, path: Path, frames: int, fps: float | None) -> tuple[np.ndarray, b
     unit = ds.attrs.get("time_unit")
     if unit not in (None, "seconds", "frames"):
         raise MovementError(f"{path}: attribute time_unit is {unit!r}; allowed: 'seconds' or 'frames'")
-    if "time" in ds.coords:
+    if "time" in ds.coords and ds["time"].dtype.kind == "m":  # a time with units, decoded by xarray
+        time = np.asarray(ds["time"].values / np.timedelta64(1, "s"), dtype=np.float64)
+        in_frames = False
+    elif "time" in ds.coords:
         t = ds["time"]
         if t.dtype.kind not in "fiu":
             raise MovementError(f"{path}: coordinate 'time' has dtype {t.dtype}; allowed: numbers (seconds or frames)")
