@@ -349,6 +349,7 @@ def test_cli_analyze_prints_the_table_and_plots(run_store, tmp_path):
     for label in ("polarization", "milling", "state: polarized", "speed fluctuation", "edge heading deviation"):
         assert label in result.output
     assert "orientation correlation length" in result.output and "flocksim run" in result.output
+    assert "[units/s]" in result.output and "[rad]" in result.output  # units are text, not rich markup
     assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -45,6 +45,7 @@ def analyze(
     A movement dataset or a recorded run: flocksim analyze tracks.nc; flocksim analyze run.zarr --dt 0.5
     """
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from flocksim.cli import UsageError, check_output_path, fail
@@ -75,11 +76,13 @@ def analyze(
         "analysis",
         "value",
         "what",
-        title=f"{path.name}: {ds.attrs['source']}, {ds.sizes['agent']} birds, {ds.sizes['space']}D, {how} {step}, "
-        f"velocity {ds.attrs['velocity_from']}",
+        title=escape(
+            f"{path.name}: {ds.attrs['source']}, {ds.sizes['agent']} birds, {ds.sizes['space']}D, {how} {step}, "
+            f"velocity {ds.attrs['velocity_from']}"
+        ),
     )
     for label, value, what in summary_rows(analysis, unit):
-        table.add_row(label, value, what)
+        table.add_row(escape(label), escape(value), escape(what))  # "[units/s]" is text, not markup
     out.print(table)
     if figure is not None:
         out.print(f"figure -> {figure}", markup=False, highlight=False, soft_wrap=True)
