@@ -724,6 +724,10 @@ from flocksim import cli_serve  # noqa: E402  (registers `flocksim serve`)
 
 cli_serve.register(app)
 
+from flocksim import cli_tracks  # noqa: E402  (registers `flocksim analyze` and `flocksim export`)
+
+cli_tracks.register(app)
+
 
 def main() -> None:
     app()

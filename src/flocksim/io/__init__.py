@@ -4,6 +4,8 @@
   run into a Zarr v3 store, with checkpoints.
 - :func:`open_run`: the store as an :class:`xarray.Dataset` (dims time, agent, space).
 - :func:`resume`: the simulation of a store at its newest checkpoint, recording on.
+- :func:`open_tracks`: tracked trajectories (a run, a ``movement`` dataset, a CSV) in one layout
+  for the analyses (docs/field-data.md).
 - :class:`TrajectoryStore`: low-level access (frames, checkpoints); :class:`TrajectoryError`
   is what a damaged or foreign store raises (one line).
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 from flocksim.io.reader import open_run, run_summary
 from flocksim.io.recorder import FRAME_METRICS, Recorder, frame_metrics, resume
 from flocksim.io.store import FORMAT, FORMAT_VERSION, TrajectoryError, TrajectoryStore
+from flocksim.io.tracks import TracksError, open_tracks
 
 __all__ = [
     "FORMAT",
@@ -21,8 +24,10 @@ __all__ = [
     "Recorder",
     "TrajectoryError",
     "TrajectoryStore",
+    "TracksError",
     "frame_metrics",
     "open_run",
+    "open_tracks",
     "resume",
     "run_summary",
 ]

@@ -1,0 +1,143 @@
+"""Tracked samples onto a fixed time step: frame grids, linear resampling, velocities from positions.
+
+Conventions (docs/field-data.md):
+
+- A source holds S samples at strictly increasing times ``t`` of N birds; NaN marks a bird that was
+  not seen. Sample s and s + 1 are *linked* when they are consecutive frames of the source (no frame
+  missing between them): only linked samples are interpolated between, so a bird that disappears
+  stays absent instead of being drawn along a straight line through the gap.
+- :func:`resample` puts the samples on the grid t0, t0 + dt, ... (up to the last sample): a grid
+  time on a sample takes that sample; one between two linked samples where the bird was seen in
+  both takes the linear interpolation; anything else is NaN.
+- :func:`velocity_from_positions`: central differences (p[k+1] - p[k-1]) / (t[k+1] - t[k-1]) where
+  the bird is seen in both neighbouring frames, one-sided differences where only one, NaN where none.
+
+Every output array's size is checked against :data:`MAX_TRACK_VALUES` before it is allocated.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from flocksim.budgets import BudgetError
+
+MAX_TRACK_VALUES = 1 << 26
+"""Most values (frames x birds x coordinates) of one track array (512 MiB of float64)."""
+UNIFORM_RTOL = 1e-3
+"""Sample times within this fraction of a frame interval of a uniform grid count as uniform."""
+SNAP = 1e-9
+"""A grid time within this fraction of dt of a sample time is that sample."""
+
+
+@dataclass
+class Samples:
+    """What a reader found, before resampling.
+
+    ``time`` (S,) strictly increasing, in ``time_unit``; ``linked`` (S - 1,) bool, True where
+    sample s + 1 is the frame right after sample s; ``position`` (S, N, dim) float64, NaN where a
+    bird is absent; ``velocity`` the same shape [position units per time unit] or None (then it is
+    computed from positions); ``ids`` (N,) the birds' names; ``time_unit`` "s" or "frames"."""
+
+    time: np.ndarray
+    linked: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray | None
+    ids: np.ndarray
+    time_unit: str
+
+
+def check_track_size(frames: int, birds: int, dim: int, what: str) -> None:
+    """BudgetError unless a (frames, birds, dim) track array fits :data:`MAX_TRACK_VALUES`."""
+    values = frames * birds * dim
+    if values > MAX_TRACK_VALUES:
+        raise BudgetError(
+            f"{what}: {frames:,} frames x {birds:,} birds x {dim} coordinates = {values:,} values, more than the "
+            f"budget of {MAX_TRACK_VALUES:,} values per array; allowed: a larger --dt or a shorter file"
+        )
+
+
+def frame_interval(samples: Samples) -> float:
+    """The typical time between consecutive frames: the median of the linked samples' spacings
+    (of all spacings if none is linked); NaN for fewer than 2 samples."""
+    if len(samples.time) < 2:
+        return math.nan
+    gaps = np.diff(samples.time)
+    linked = gaps[samples.linked] if np.any(samples.linked) else gaps
+    return float(np.median(linked))
+
+
+def is_uniform(samples: Samples, dt: float) -> bool:
+    """True when every sample sits on the grid t0 + k dt (within :data:`UNIFORM_RTOL` of dt) and
+    consecutive samples are consecutive frames."""
+    if len(samples.time) < 2:
+        return True
+    if not np.all(samples.linked):
+        return False
+    k = np.arange(len(samples.time))
+    return bool(np.max(np.abs(samples.time - (samples.time[0] + k * dt))) <= UNIFORM_RTOL * dt)
+
+
+def grid_length(t0: float, t1: float, dt: float) -> int:
+    """Grid times t0 + k dt from t0 up to t1 (within :data:`SNAP` dt); a count beyond
+    :data:`MAX_TRACK_VALUES` (or an overflow) raises BudgetError naming ``--dt``."""
+    ratio = (t1 - t0) / dt + SNAP
+    if not math.isfinite(ratio) or ratio >= MAX_TRACK_VALUES:
+        raise BudgetError(
+            f"--dt: {dt:g} over {t1 - t0:g} time units gives over {MAX_TRACK_VALUES:,} frames; allowed: a larger dt"
+        )
+    return math.floor(ratio) + 1
+
+
+def resample(samples: Samples, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """(time, position, velocity) on the grid t0, t0 + dt, ... by the rules of the module docstring."""
+    t = samples.time
+    n, dim = samples.position.shape[1:]
+    count = grid_length(float(t[0]), float(t[-1]), dt)
+    check_track_size(count, n, dim, "--dt")
+    grid = t[0] + dt * np.arange(count)
+    s = np.clip(np.searchsorted(t, grid, side="right") - 1, 0, len(t) - 1)
+    nxt = np.minimum(s + 1, len(t) - 1)
+    span = np.where(nxt > s, t[nxt] - t[s], 1.0)
+    w = np.where(nxt > s, (grid - t[s]) / span, 0.0)
+    on_next = (nxt > s) & (t[nxt] - grid <= SNAP * dt)
+    s = np.where(on_next, nxt, s)
+    w = np.where(on_next | (w <= SNAP * dt / span), 0.0, w)
+    nxt = np.minimum(s + 1, len(t) - 1)
+    between = w > 0
+    linked = np.zeros(len(grid), dtype=bool)
+    inner = s < len(t) - 1
+    linked[inner] = samples.linked[s[inner]]
+
+    def interpolate(values: np.ndarray) -> np.ndarray:
+        a, b = values[s], values[nxt]
+        out = np.where(between[:, None, None], (1.0 - w)[:, None, None] * a + w[:, None, None] * b, a)
+        out[between & ~linked] = np.nan  # a gap between two frames: nobody is drawn across it
+        return out
+
+    position = interpolate(samples.position)
+    velocity = None if samples.velocity is None else interpolate(samples.velocity)
+    return grid, position, velocity
+
+
+def velocity_from_positions(time: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """Velocities of a uniform grid's positions (T, N, dim) by the differences of the module docstring."""
+    velocity = np.full_like(position, np.nan)
+    if len(time) < 2:
+        return velocity
+    seen = np.all(np.isfinite(position), axis=2)
+    both = seen[:-2] & seen[2:]
+    central = (position[2:] - position[:-2]) / (time[2:] - time[:-2])[:, None, None]
+    velocity[1:-1][both] = central[both]
+    forward = (position[1:] - position[:-1]) / np.diff(time)[:, None, None]
+    has_next = seen[:-1] & seen[1:]  # frame k and k + 1
+    # one-sided where the central difference is missing: forward first, then backward
+    missing = ~np.all(np.isfinite(velocity), axis=2)
+    use = missing[:-1] & has_next
+    velocity[:-1][use] = forward[use]
+    missing = ~np.all(np.isfinite(velocity), axis=2)
+    use = missing[1:] & has_next
+    velocity[1:][use] = forward[use]
+    return velocity
