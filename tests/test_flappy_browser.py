@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import free_port, serve_in_thread
 
+from conftest import free_port, serve_in_thread
 from flocksim.viewer import server as viewer_server
 
 CHROMIUM = Path("/usr/bin/chromium")

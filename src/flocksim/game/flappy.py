@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 PILOTS = ("gaps", "straight", "player")
 START_BALL = 1.2
 """Start ball radius per cube root of the bird count [units]."""
-REAR_QUANTILE = 10.0
-"""The gaps pilot aims for the wall the flock's rear (this percentile of the birds' x) has not passed."""
+REAR_QUANTILE = 50.0
+"""The gaps pilot aims for the gap of the first wall that this percentile of the birds (by x) has not passed."""
 
 
 class FlappyGame:
@@ -200,3 +200,15 @@ class FlappyGame:
 def game_of(sim: Simulation) -> FlappyGame | None:
     """The game component of ``sim``, None when it plays none."""
     return next((c for c in sim.components if isinstance(c, FlappyGame)), None)
+
+
+def summary_text(sim: Simulation) -> str:
+    """``; game: ...`` for the one-line summary of ``flocksim run`` ("" when ``sim`` plays no game)."""
+    game = game_of(sim)
+    if game is None:
+        return ""
+    st = game.status(sim)
+    return (
+        f"; game: distance {st['distance']:.0f}, score {st['score']}, {st['alive']} birds kept, {st['lost']} lost "
+        f"({st['lost_rock']} on rock, {st['lost_behind']} left behind){', game over' if st['game_over'] else ''}"
+    )

@@ -4,7 +4,8 @@ The chunk's field is sampled on a grid of ``cell_size`` steps spanning the chunk
 the box plus two steps on each side along y and z; the grid's outermost layer is set to air,
 so the mesh of every chunk is closed (each edge is shared by exactly two triangles). The mesh
 is :func:`skimage.measure.marching_cubes` at level 0; when it has more than ``max_triangles``
-triangles it is remade with step_size 2, 3, ... (coarser cubes) until it fits.
+triangles it is remade on a grid of 2, 3, ... x ``cell_size`` (closed the same way) until it
+fits (or, on a grid of a few points, left empty).
 
 Avoidance: the field sampled every ``avoid_cell`` units; each rock sample (f <= 0) with an air
 sample among its six neighbours becomes a sphere obstacle (no body, influence radius
@@ -21,6 +22,9 @@ import numpy as np
 from skimage.measure import marching_cubes
 
 from flocksim.game.course import MAX_CHUNK_CELLS, Course, chunk_grid_shape
+
+MIN_GRID_POINTS = 4
+"""A chunk's grid is never made coarser than this many points on its shortest axis."""
 
 
 class ChunkMesh(NamedTuple):
@@ -85,21 +89,22 @@ def mesh_chunk(course: Course, k: int) -> ChunkMesh:
     g = course.game
     if k < 0:
         return ChunkMesh(k, np.zeros((0, 3), np.float32), np.zeros((0, 3), np.uint32), 1, np.zeros((0, 3)))
-    origin, values = sample_grid(course, k, g.cell_size)
-    values = close_grid(values, g.cell_size)
     vertices = np.zeros((0, 3), np.float32)
     triangles = np.zeros((0, 3), np.uint32)
     step = 1
-    if values.min() < 0.0:
-        while True:
-            verts, faces, _, _ = marching_cubes(values, level=0.0, spacing=(g.cell_size,) * 3, step_size=step)
-            if len(faces) <= g.max_triangles or step >= max(values.shape):
-                break
-            step += 1
-        if len(faces) > g.max_triangles:  # a grid one cube wide cannot be coarser: no mesh
-            verts, faces = np.zeros((0, 3)), np.zeros((0, 3), np.int64)
-        vertices = (verts + origin).astype(np.float32)
-        triangles = faces.astype(np.uint32)
+    while True:  # a coarser grid (cell_size x step, closed again) until the mesh fits max_triangles
+        h = g.cell_size * step
+        origin, values = sample_grid(course, k, h)
+        if values.min() >= 0.0:
+            break
+        verts, faces, _, _ = marching_cubes(close_grid(values, h), level=0.0, spacing=(h, h, h))
+        if len(faces) <= g.max_triangles:
+            vertices = (verts + origin).astype(np.float32)
+            triangles = faces.astype(np.uint32)
+            break
+        if min(values.shape) <= MIN_GRID_POINTS:  # cannot be coarser: no mesh
+            break
+        step += 1
     avoid_origin, avoid_values = sample_grid(course, k, g.avoid_cell)
     spheres = surface_spheres(avoid_values, avoid_origin, g.avoid_cell)
     return ChunkMesh(k, vertices, triangles, step, spheres)
