@@ -3,12 +3,10 @@ frames, the ``steer`` control and a restart (docs/protocol.md, "Flappy Boids")."
 
 from __future__ import annotations
 
-from starlette.testclient import TestClient
-
 from flocksim.game.wire import decode_rocks
 from flocksim.viewer.protocol import decode_frame
 from flocksim.viewer.server import create_app
-from test_viewer_server import SMALL, expect, opened, receive, send
+from test_viewer_server import SMALL, TestClient, expect, opened, receive, send  # its warning filter first
 
 FLAPPY = "/ws?preset=flappy-boids&set=agents.n%3D30"
 
