@@ -54,13 +54,9 @@ export class RockLayer {
     this.group = new THREE.Group();
     /** @type {Map<number, THREE.Mesh>} */
     this.meshes = new Map();
-    this.material = new THREE.MeshStandardMaterial({
-      color: ROCK_COLOR,
-      roughness: 0.95,
-      metalness: 0,
-      flatShading: true,
-      side: THREE.DoubleSide,
-    });
+    // Lambert: diffuse light only, about a third of the physically based material's cost per pixel
+    // in a software renderer (docs/benchmarks.md, "Flappy Boids")
+    this.material = new THREE.MeshLambertMaterial({ color: ROCK_COLOR, flatShading: true, side: THREE.DoubleSide });
   }
 
   /** Triangles shown. */
