@@ -19,11 +19,8 @@ import pytest
 
 from conftest import free_port, serve_in_thread
 from flocksim.viewer import server as viewer_server
+from test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, STATIC_INDEX, VIEWPORT, hook
 
-CHROMIUM = Path("/usr/bin/chromium")
-STATIC_INDEX = viewer_server.STATIC_DIR / "index.html"
-CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
-VIEWPORT = {"width": 960, "height": 600}
 FIRST_FRAME_TIMEOUT_MS = 900_000
 """The first frame may wait for numba to compile the kernels (minutes on a cold cache)."""
 WAIT_MS = 60_000
@@ -54,10 +51,6 @@ def page() -> Iterator[object]:
 
 def wait(page, expression: str, timeout_ms: float = WAIT_MS) -> object:
     return page.wait_for_function(expression, timeout=timeout_ms).json_value()
-
-
-def hook(page, expression: str) -> object:
-    return page.evaluate(f"flocksim.{expression}")
 
 
 def test_play_with_keys_score_rises_rocks_drawn_restart(page, tmp_path):
