@@ -126,6 +126,7 @@ export class FlappyPage {
    */
   onParams(msg) {
     const active = Boolean(msg.params?.game?.enabled);
+    const was = this.active;
     if (msg.reset || !active) this.rocks.clear();
     if (msg.reset) this.status = null;
     this.active = active;
@@ -135,8 +136,8 @@ export class FlappyPage {
       this.view.setFollow(false, false);
       if (this.view.controls) this.view.controls.enabled = false;
       if (this.player && msg.reset) this.send({ type: "steer", y: 0, z: 0 }); // a restart stays the player's
-    } else {
-      if (this.view.controls) this.view.controls.enabled = true;
+    } else if (was) {
+      if (this.view.controls) this.view.controls.enabled = true; // the camera is the user's again
       this.player = false;
     }
     this.view.dirty = true;
