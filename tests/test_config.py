@@ -25,6 +25,7 @@ PRESETS += ["vicsek", "couzin"]  # research models (issue 9)
 PRESETS += ["minions", "crowd-maze"]  # game agents (issue 5)
 PRESETS += ["reef", "starlings-3d-large"]  # viewer scenes (issue 6)
 PRESETS += ["starlings-3d-waves"]  # turn waves (issue 13)
+PRESETS += ["flappy-boids"]  # the game (issue 19)
 
 
 def one_line(exc: pytest.ExceptionInfo[ConfigError]) -> str:

@@ -226,12 +226,15 @@ def run(
         raise typer.Exit(130)
     steps = done
     elapsed = time.perf_counter() - started
+    from flocksim.game.flappy import summary_text as game_summary
+
     final = sim.metrics()
     rate = steps / elapsed if elapsed > 0 else float("inf")
     summary.print(
         f"{name}: {steps} steps ({sim.time:.2f} s simulated, {sim.state.n_alive} agents) in {elapsed:.2f} s "
         f"(+{compile_s:.1f} s compile), {rate:.0f} steps/s; polarization {final['polarization']:.3f}, "
         f"mean neighbours {final['mean_neighbors']:.2f}"
+        + game_summary(sim)
         + (f"; {recorder.frames} frames in {recorder.path}" if recorder is not None else ""),
         markup=False,
         highlight=False,

@@ -7,6 +7,7 @@
  */
 
 import { VERSION, readFrame } from "./protocol.js";
+import { isRockMessage } from "./rocks.js";
 
 /** Largest control message the server accepts [bytes] (hello.limits may say otherwise). */
 export const MAX_CONTROL_BYTES = 65536;
@@ -20,6 +21,8 @@ export const MAX_CONTROL_BYTES = 65536;
  * @property {(frame: import("./protocol.js").Frame) => void} onFrame
  * @property {(open: boolean) => void} onStatus socket opened (true) or lost (false)
  * @property {(msg: object) => void} [onCompiling] the server compiles kernels (progress) or is done
+ * @property {(buf: ArrayBuffer) => void} [onRocks] a Flappy Boids rock mesh (binary, not a frame)
+ * @property {(msg: object) => void} [onGame] a Flappy Boids `game` message (score, target, chunks)
  */
 
 export class Connection {
@@ -97,6 +100,11 @@ export class Connection {
   }
 
   _receive(data) {
+    if (typeof data !== "string" && isRockMessage(data)) {
+      this.bytesReceived += data.byteLength; // not a frame: the pull flow control does not count it
+      this.handlers.onRocks?.(data);
+      return;
+    }
     if (typeof data !== "string") {
       this.waiting = false;
       this.bytesReceived += data.byteLength;
@@ -130,6 +138,9 @@ export class Connection {
         break;
       case "compiling":
         this.handlers.onCompiling?.(msg);
+        break;
+      case "game":
+        this.handlers.onGame?.(msg);
         break;
       case "error":
         this.handlers.onError(String(msg.message));

@@ -12,6 +12,7 @@
 import "./style.css";
 
 import { Connection, socketUrl } from "./connection.js";
+import { FlappyPage } from "./flappy.js";
 import { shortcutFor, takesText } from "./keys.js";
 import { COLORS, LEGEND } from "./palette.js";
 import { BasicPanel, ExpertPanel } from "./panels.js";
@@ -100,6 +101,7 @@ class App {
       },
       showMarker: (point, mode) => this.view.setMarker(point, mode),
     });
+    this.flappy = new FlappyPage(this.view, this.canvas, (msg) => this.send(msg));
 
     this.connection = new Connection(socketUrl(window.location), {
       onHello: (msg) => this.onHello(msg),
@@ -109,6 +111,8 @@ class App {
       onFrame: (frame) => this.onFrame(frame),
       onStatus: (open) => this.onConnection(open),
       onCompiling: (msg) => this.onCompiling(msg),
+      onRocks: (buf) => this.flappy.onRocks(buf),
+      onGame: (msg) => this.flappy.onGame(msg),
     });
     this.bindControls();
     this.buildLegend();
@@ -193,6 +197,7 @@ class App {
       this.rebaseExpert = false;
     }
     this.view.configure(msg.params);
+    this.flappy.onParams(msg);
     // replay buffers: a refilled flock starts its mode's buffer over; a mode whose simulation the
     // server no longer keeps loses its buffer; a resumed mode keeps its own
     if (msg.reset) this.replays.clear(msg.dim);
@@ -348,6 +353,7 @@ class App {
   /** Draw a frame and show its status values (no steps per second while paused: nothing steps). */
   showFrame(frame) {
     this.view.show(frame);
+    this.flappy.afterShow();
     this.shown = frame;
     this.framesDrawn++;
     const status = statusOf(frame);
@@ -625,6 +631,7 @@ class App {
   }
 
   onKey(e) {
+    if (this.flappy.onKeyDown(e)) return; // arrows and WASD steer while a game is shown
     const action = shortcutFor(e);
     if (action === null) return;
     e.preventDefault(); // a focused drop-down, checkbox or slider does not also take the key
@@ -757,6 +764,16 @@ function testHook(app) {
     worldAt: (x, y) => app.view.worldAt(x, y, app.shown ? agentCentroid(app.shown) : null),
     /** What the flock adds to the picture: pixels that differ from the view without it, and their box. */
     foregroundPixels: () => app.view.foregroundPixels(),
+    /** Flappy Boids: the last `game` message (score, distance, alive, target, chunks), null without a game. */
+    get game() {
+      return app.flappy.active ? app.flappy.status : null;
+    },
+    /** Flappy Boids: rock meshes shown and their triangles. */
+    get rocks() {
+      return { meshes: app.flappy.rocks.meshes.size, triangles: app.flappy.rocks.triangles };
+    },
+    /** Pixels the rock meshes add to the picture (the view drawn without and with them). */
+    rockPixels: () => app.flappy.rocks.pixels(app.view),
     /** Send a raw control message. */
     send: (message) => app.send(message),
   };

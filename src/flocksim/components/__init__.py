@@ -3,7 +3,7 @@
 
 :func:`default_components` builds the ones a parameter set switches on:
 ``predator`` (:class:`Predators`), ``turning``
-(:class:`SpontaneousTurning`) and, when agents seek,
+(:class:`SpontaneousTurning`), ``game`` (:class:`flocksim.game.FlappyGame`) and, when agents seek,
 ``targets`` (:class:`flocksim.scenarios.targets.Targets`), in that order.
 ``pointer`` (:class:`PointerSteering`) is added by ``Simulation.set_pointer``.
 """
@@ -34,6 +34,10 @@ def default_components(sim: Simulation) -> list[Any]:
         components.append(Predators(sim))
     if params.turning.enabled:
         components.append(SpontaneousTurning(sim))
+    if params.game.enabled:  # before the targets: it moves the shared target
+        from flocksim.game.flappy import FlappyGame
+
+        components.append(FlappyGame(sim))
     if params.rules.seek.weight > 0.0:
         from flocksim.scenarios.targets import Targets
 

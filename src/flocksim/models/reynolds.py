@@ -412,6 +412,8 @@ class ReynoldsModel:
         self._aux = np.zeros((0, AUX_COLUMNS))
         self._obstacles: ObstacleSet | None = None
         self._obstacles_radius = 0.0
+        self.game_obstacles: ObstacleSet | None = None
+        """Obstacles set by a game (flocksim.game) in place of ``params.obstacles``, or None."""
 
     def inputs(self, state: FlockState) -> ReynoldsInputs:
         """The kernel inputs of the next step, checked against the state's size."""
@@ -432,7 +434,10 @@ class ReynoldsModel:
         )
 
     def obstacle_set(self, state: FlockState) -> ObstacleSet:
-        """The obstacles and their grid, rebuilt when an agent's body outgrows the grid's reach."""
+        """The obstacles and their grid, rebuilt when an agent's body outgrows the grid's reach
+        (those of :attr:`game_obstacles` when a game set them)."""
+        if self.game_obstacles is not None:
+            return self.game_obstacles
         r = max_body_radius(state.radius, state.alive)
         if self._obstacles is None or r > self._obstacles_radius:
             p = self.params

@@ -128,6 +128,16 @@ class WaveControl:
 
 
 @dataclass(frozen=True)
+class SteerControl:
+    """Flappy Boids: move the game's target across the course; ``y`` (up) and ``z`` (across) are
+    fractions of game.lateral_speed, each in [-1, 1] (flocksim.viewer.game)."""
+
+    type: ClassVar[str] = "steer"
+    y: float
+    z: float
+
+
+@dataclass(frozen=True)
 class NextControl:
     """Pull flow control: the client has drawn a frame and asks for the next (newest) one."""
 
@@ -144,6 +154,7 @@ Control = (
     | PointerControl
     | ModeControl
     | WaveControl
+    | SteerControl
     | NextControl
 )
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -156,6 +167,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "pointer": ("mode", "x", "y", "z"),
     "mode": ("dim",),
     "wave": ("delay",),
+    "steer": ("y", "z"),
     "next": (),
 }
 """Every message type and its fields besides ``type``."""
@@ -369,6 +381,15 @@ def parse_control(
         if not 0.0 <= delay <= MAX_WAVE_DELAY:
             raise ControlError(f"wave.delay: allowed: 0 to {MAX_WAVE_DELAY:g} [s of simulated time]; got {delay:g}")
         return WaveControl(delay=delay)
+    if kind == "steer":
+        values = {}
+        for key in ("y", "z"):
+            if key not in message:
+                raise ControlError(f"steer: missing field {key!r}; allowed: a number from -1 to 1")
+            values[key] = _number(message, key, kind)
+            if not -1.0 <= values[key] <= 1.0:
+                raise ControlError(f"steer.{key}: allowed: -1 to 1; got {values[key]:g}")
+        return SteerControl(y=values["y"], z=values["z"])
     return {"reset": ResetControl, "pause": PauseControl, "resume": ResumeControl, "next": NextControl}[kind]()
 
 
@@ -391,6 +412,7 @@ __all__ = [
     "ResetControl",
     "ResumeControl",
     "SetControl",
+    "SteerControl",
     "TurnControl",
     "WaveControl",
     "apply_changes",

@@ -67,12 +67,14 @@ from flocksim.viewer.controls import (
     ResetControl,
     ResumeControl,
     SetControl,
+    SteerControl,
     TurnControl,
     WaveControl,
     builds_parameters,
     error_reply,
     parse_control,
 )
+from flocksim.viewer.game import GameFeed, steer_game
 from flocksim.viewer.images import ImageLibrary
 from flocksim.viewer.modes import Parked, ParkedModes, is_modified, mode_params
 from flocksim.viewer.protocol import FrameParts, capture_frame, pack_frame, status_values
@@ -291,6 +293,8 @@ class ViewerSession:
         self._tasks: list[asyncio.Task] = []
         self._inbox: asyncio.Queue[str | bytes | bytearray | memoryview] = asyncio.Queue(MAX_QUEUED_MESSAGES)
         self._dropped = 0  # messages dropped since the last notice
+        self._game = GameFeed()  # Flappy Boids: rock meshes and status sent before each frame
+        self._game_messages: list[str | bytes] = []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -492,6 +496,8 @@ class ViewerSession:
             self._notify()
         elif isinstance(control, PointerControl):
             await self._work(self._sim_call, "set_pointer", control.point, control.mode)
+        elif isinstance(control, SteerControl):
+            await self._work(self._sim_call_with, steer_game, control.y, control.z)
         else:  # parse_control returns only the types above
             raise ControlError(f"type: {getattr(control, 'type', '?')} is not handled")
 
@@ -624,6 +630,7 @@ class ViewerSession:
         status = status_values(sim, rate, mean_neighbors=self._mean_neighbors(sim))
         with _engine_guard():
             parts = capture_frame(sim, self.frame_index, selected=SELECTED_ID, status=status)
+        self._game_messages = self._game.messages(sim, self.generation)
         return parts, (self.generation, sim.steps)
 
     # ------------------------------------------------------------------ loops
@@ -693,6 +700,8 @@ class ViewerSession:
                 self._pending_next = max(self._pending_next - 1, 0)
                 if self._pending_next == 0:
                     self._want_frame.clear()
+                for message in self._game_messages:  # a game's rocks and score come before its frame
+                    await self._send_now(message)
                 await self._send_now(frame)
 
     def _state_key(self) -> tuple[int, int] | None:

@@ -1,0 +1,68 @@
+"""The chunks of the course kept around the flock: generated ahead of it, dropped behind it.
+
+:class:`ChunkCache` holds at most ``chunks_ahead + chunks_behind + 1`` chunks (game parameters):
+those from ``chunks_behind`` before the chunk at x to ``chunks_ahead`` after it. Each holds at
+most ``max_triangles`` triangles (:mod:`flocksim.game.mesh`), so the meshes in memory are bounded
+by the parameters, however far the flock flies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from flocksim.game.course import Course
+from flocksim.game.mesh import ChunkMesh, mesh_chunk
+from flocksim.obstacles import ObstacleSet, build_obstacle_set
+from flocksim.params import Circle, Obstacles
+
+
+class ChunkCache:
+    """Chunks of ``course`` by index (ascending)."""
+
+    def __init__(self, course: Course):
+        self.course = course
+        self.chunks: dict[int, ChunkMesh] = {}
+
+    @property
+    def capacity(self) -> int:
+        """Most chunks ever held."""
+        g = self.course.game
+        return g.chunks_ahead + g.chunks_behind + 1
+
+    def window(self, x: float) -> range:
+        """Indices of the chunks wanted when the flock is at ``x`` (none before the first wall)."""
+        g = self.course.game
+        k = int(self.course.chunk_of(x))
+        return range(max(k - g.chunks_behind, 0), max(k + g.chunks_ahead + 1, 0))
+
+    def update(self, x: float) -> bool:
+        """Drop the chunks outside :meth:`window` (x), then make the missing ones; True when the set changed."""
+        wanted = self.window(x)
+        changed = False
+        for k in [k for k in self.chunks if k not in wanted]:
+            del self.chunks[k]
+            changed = True
+        for k in wanted:
+            if k not in self.chunks:
+                self.chunks[k] = mesh_chunk(self.course, k)
+                changed = True
+        return changed
+
+    def triangles(self) -> int:
+        """Triangles held in all chunks."""
+        return sum(len(c.triangles) for c in self.chunks.values())
+
+    def obstacle_set(self, around: float, max_agent_radius: float) -> ObstacleSet:
+        """The avoidance spheres of the chunks at and next to the one at x = ``around``, as the
+        engine's obstacle set (:mod:`flocksim.obstacles`)."""
+        g = self.course.game
+        k = int(self.course.chunk_of(around))
+        near = [c.spheres for i, c in sorted(self.chunks.items()) if k - 1 <= i <= k + 1]
+        centres = np.concatenate(near) if near else np.zeros((0, 3))
+        influence = g.avoid_range + g.avoid_cell / 2.0
+        circles = [
+            Circle.model_construct(center=[float(a), float(b), float(c)], body_radius=0.0, influence_radius=influence)
+            for a, b, c in centres
+        ]
+        return build_obstacle_set(Obstacles.model_construct(circles=circles, segments=[], boxes=[]), 3, False,
+                                  max_agent_radius)  # fmt: skip

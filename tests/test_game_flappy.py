@@ -1,0 +1,283 @@
+"""Flappy Boids (issue 19): the rock field, marching-cubes chunks, the chunk cache, the rock-mesh
+message, the game rules (collision, falling behind, score, game over, restart) and the pilots."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import flocksim
+from flocksim.budgets import BudgetError
+from flocksim.config import ConfigError
+from flocksim.game import Course, game_of
+from flocksim.game.chunks import ChunkCache
+from flocksim.game.course import NO_ROCK
+from flocksim.game.mesh import mesh_chunk
+from flocksim.game.noise import value_noise
+from flocksim.game.wire import decode_rocks, encode_rocks
+
+SMALL = ["agents.n=40", "game.gap_radius=10", "game.gap_min_radius=8", "game.speed=15", "game.speed_max=15"]
+
+
+def params(*changes: str):
+    return flocksim.apply_overrides(flocksim.load_preset("flappy-boids"), [*SMALL, *changes])
+
+
+def flat_course(**game) -> Course:
+    """A course without noise (the field is exactly the slab-minus-hole formula)."""
+    g = params("game.noise_amplitude=0").game.model_copy(update=game)
+    return Course(g, 60.0, 60.0, seed=3)
+
+
+def edges_of(triangles: np.ndarray) -> np.ndarray:
+    """Each undirected edge of a triangle list, once per triangle that has it (sorted vertex pairs)."""
+    e = np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]])
+    return np.sort(e, axis=1)
+
+
+# ---- the field ----------------------------------------------------------------------------------
+
+
+def test_field_hand_computed_without_noise():
+    c = flat_course()
+    x0 = float(c.wall_x(0))
+    assert x0 == 80.0 and float(c.wall_x(2)) == 200.0  # first_wall + k spacing
+    cy, cz, r = c.gap(0)
+    assert r == pytest.approx(max(8.0, 10.0 - 1.0 * 80.0 / 1000.0))  # gap_radius - gap_shrink x / 1000
+    f = c.field(
+        np.array(
+            [
+                [x0, cy, cz],  # gap centre: air, r from the rim
+                [x0, cy + r + 2.0, cz],  # in the wall, 2 units past the rim: rock, 2 deep
+                [x0 + 5.0, cy + r + 2.0, cz],  # 5 in front of the wall's middle: 5 - 3 = 2 in air
+                [x0 + 30.0 - 1e-6, cy, cz],  # the chunk's far edge: 27 in air
+                [10.0, 30.0, 30.0],  # before the first chunk: no rock
+            ]
+        )
+    )
+    assert f == pytest.approx([r, -2.0, 2.0, 27.0 - 1e-6, NO_ROCK])
+
+
+def test_gap_radius_narrows_with_distance_down_to_its_minimum():
+    c = flat_course(gap_radius=12.0, gap_min_radius=9.0, gap_shrink=2.0)
+    radii = [c.gap(k)[2] for k in (0, 10, 20, 1000)]
+    assert radii[0] == pytest.approx(12.0 - 2.0 * 0.08)
+    assert radii[1] == pytest.approx(12.0 - 2.0 * 0.68)
+    assert radii[0] > radii[1] > radii[2] >= 9.0 and radii[3] == 9.0
+
+
+def test_gaps_lie_inside_the_box_and_are_seeded_per_chunk():
+    c = flat_course()
+    for k in range(50):
+        cy, cz, r = c.gap(k)
+        assert r + 3.0 <= cy <= 60.0 - r - 3.0 and r + 3.0 <= cz <= 60.0 - r - 3.0
+    assert c.gap(7) == Course(c.game, 60.0, 60.0, seed=3).gap(7)  # any chunk alone, same answer
+    assert c.gap(7) != Course(c.game, 60.0, 60.0, seed=4).gap(7)
+
+
+def test_noise_is_bounded_smooth_and_deterministic():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(-100, 100, (2000, 3))
+    a = value_noise(p, 11, 8.0)
+    assert np.all(np.abs(a) <= 1.0) and a.std() > 0.1
+    assert np.array_equal(a, value_noise(p, 11, 8.0))
+    assert not np.allclose(a, value_noise(p, 12, 8.0))
+    step = value_noise(p + 1e-3, 11, 8.0) - a  # continuous: a tiny move, a tiny change
+    assert np.abs(step).max() < 1e-3
+    assert value_noise(np.array([[8.0, 16.0, -24.0]]), 11, 8.0)[0] == pytest.approx(
+        value_noise(np.array([[8.0, 16.0, -24.0]]), 11, 8.0)[0]
+    )
+
+
+# ---- meshing and chunks ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [0, 1, 5])
+def test_chunk_mesh_is_closed_and_on_the_surface(k):
+    c = Course(params().game, 60.0, 60.0, seed=0)
+    m = mesh_chunk(c, k)
+    assert len(m.triangles) > 1000 and m.step == 1
+    _, counts = np.unique(edges_of(m.triangles), axis=0, return_counts=True)
+    assert np.all(counts == 2)  # watertight: every edge shared by exactly two triangles
+    assert np.all(m.triangles < len(m.vertices))
+    h = c.game.cell_size
+    v = m.vertices.astype(np.float64)
+    inner = np.all((v[:, 1:] > -h) & (v[:, 1:] < 60.0 + h), axis=1)  # away from the caps that close the grid
+    assert inner.mean() > 0.6
+    assert np.abs(c.field(v[inner])).max() < h  # on the zero level, within a cell
+    assert np.all(np.abs(v[~inner, 1:] - 30.0).max(axis=1) <= 30.0 + 2 * h)  # caps: at most 2 cells out
+    x0 = float(c.wall_x(k))
+    assert m.vertices[:, 0].min() > x0 - 30.0 and m.vertices[:, 0].max() < x0 + 30.0
+    assert len(m.spheres) > 100 and np.all(c.field(m.spheres) <= 0.0)  # avoidance spheres sit in rock
+
+
+def test_watertight_check_fails_on_a_chunk_with_a_triangle_removed():
+    m = mesh_chunk(Course(params().game, 60.0, 60.0, seed=0), 0)
+    _, counts = np.unique(edges_of(m.triangles[1:]), axis=0, return_counts=True)
+    assert not np.all(counts == 2)
+
+
+def test_triangle_cap_coarsens_the_mesh():
+    c = Course(params("game.max_triangles=2000", "game.noise_amplitude=2.5").game, 60.0, 60.0, seed=0)
+    m = mesh_chunk(c, 0)
+    assert 0 < len(m.triangles) <= 2000 and m.step > 1
+    _, counts = np.unique(edges_of(m.triangles), axis=0, return_counts=True)
+    assert np.all(counts == 2)
+
+
+def test_grid_sizes_are_checked_before_allocation():
+    with pytest.raises(ConfigError, match=r"game\.cell_size"):
+        params("game.cell_size=0.1")
+    with pytest.raises(ConfigError, match=r"game\.wall_spacing"):
+        params("game.wall_spacing=10")
+    with pytest.raises(ConfigError, match=r"game\.gap_radius"):
+        params("game.gap_radius=28", "game.gap_min_radius=8")
+    with pytest.raises(ConfigError, match=r"world\.dim = 3"):
+        params("world.dim=2", "world.bounds.size=[1000, 60]", "rules.seek.target=[0, 0]")
+    assert issubclass(BudgetError, ValueError)
+
+
+def test_chunk_cache_is_bounded_and_drops_chunks_behind():
+    g = params("game.chunks_ahead=2", "game.chunks_behind=1", "game.max_triangles=3000").game
+    cache = ChunkCache(Course(g, 60.0, 60.0, seed=1))
+    assert cache.capacity == 4
+    assert cache.update(0.0) and list(cache.chunks) == [0, 1]  # x = 0 lies in chunk -1 (no rock)
+    assert not cache.update(1.0)
+    for x in np.arange(0.0, 1500.0, 25.0):
+        cache.update(float(x))
+        k = int(cache.course.chunk_of(x))
+        assert len(cache.chunks) <= cache.capacity
+        assert cache.triangles() <= cache.capacity * g.max_triangles
+        assert min(cache.chunks) >= k - 1 and max(cache.chunks) == k + 2
+    assert min(cache.chunks) > 20  # the early chunks were dropped
+
+
+def test_rock_message_round_trip_and_errors():
+    m = mesh_chunk(Course(params().game, 60.0, 60.0, seed=0), 2)
+    data = encode_rocks(m)
+    assert data[:4] == b"FLKR"
+    assert len(data) == 32 + math.ceil(12 * len(m.vertices) / 8) * 8 + 12 * len(m.triangles)
+    chunk, v, t = decode_rocks(data)
+    assert chunk == 2 and np.array_equal(v, m.vertices) and np.array_equal(t, m.triangles)
+    with pytest.raises(ValueError, match="length"):
+        decode_rocks(data[:-4])
+    with pytest.raises(ValueError, match="FLKR"):
+        decode_rocks(b"FLKF" + data[4:])
+
+
+# ---- the rules -----------------------------------------------------------------------------------------
+
+
+def test_bird_in_rock_is_removed_and_counted_with_stable_ids():
+    sim = flocksim.Simulation(params(), seed=0, threads=1)
+    game = game_of(sim)
+    c = game.course
+    cy, cz, r = c.gap(0)
+    s = sim.state
+    s.position[5] = [c.wall_x(0), cy + r + 2.5, cz]  # inside wall 0, outside its gap
+    assert c.field(s.position[5:6])[0] < 0
+    ids_before = s.ids.copy()
+    sim.step(1)
+    assert not sim.state.alive[5] and sim.state.alive.sum() == 39
+    assert np.array_equal(sim.state.ids, ids_before)  # rows and ids stay; the bird is marked dead
+    st = game.status(sim)
+    assert (st["lost_rock"], st["lost_behind"], st["lost"], st["alive"]) == (1, 0, 1, 39)
+
+
+def test_bird_left_behind_is_lost():
+    sim = flocksim.Simulation(params("game.max_lag=20"), seed=0, threads=1)
+    game = game_of(sim)
+    sim.state.position[0, 0] = game.target[0] - 25.0
+    sim.step(1)
+    assert not sim.state.alive[0] and game.lost_behind == 1 and game.lost_rock == 0
+
+
+def test_score_is_distance_plus_birds_and_speed_grows():
+    sim = flocksim.Simulation(params("game.speed=10", "game.speed_max=30", "game.speed_gain=0"), seed=0, threads=1)
+    game = game_of(sim)
+    sim.step(60)
+    st = game.status(sim)
+    assert st["distance"] == pytest.approx(60 * 10.0 / 60.0)  # 10 units/s for 1 s
+    assert st["score"] == math.floor(st["distance"]) + st["alive"] == 10 + 40
+    fast = game_of(flocksim.Simulation(params("game.speed=10", "game.speed_max=30", "game.speed_gain=5"), threads=1))
+    fast.target[0] += 2000.0  # 2000 units flown: 10 + 5 x 2 = 20 units/s
+    assert fast.speed() == pytest.approx(20.0)
+    fast.target[0] += 1e6
+    assert fast.speed() == 30.0  # capped at speed_max
+
+
+def test_game_over_when_the_flock_is_gone_then_the_target_stops():
+    sim = flocksim.Simulation(params(), seed=0, threads=1)
+    game = game_of(sim)
+    sim.remove_agents(sim.state.ids[1:])
+    sim.state.position[0, 0] = game.target[0] - 100.0  # the last bird is far behind
+    sim.step(1)
+    assert game.status(sim)["game_over"] and game.status(sim)["alive"] == 0
+    x = game.target[0]
+    sim.step(5)
+    assert game.target[0] == x
+
+
+def test_player_steering_moves_the_target_and_is_checked():
+    sim = flocksim.Simulation(params(), seed=0, threads=1)
+    game = game_of(sim)
+    y, z = game.target[1:]
+    game.steer(0.6, -0.5)
+    sim.step(30)  # 0.5 s at 24 units/s lateral speed
+    assert game.pilot == "player"
+    assert game.target[1] - y == pytest.approx(0.5 * 24.0 * 0.6)
+    assert game.target[2] - z == pytest.approx(0.5 * 24.0 * -0.5)
+    game.steer(1.0, 1.0)  # a diagonal is no faster than a straight move
+    sim.step(30)
+    assert game.target[1] - y == pytest.approx(0.5 * 24.0 * (0.6 + math.sqrt(0.5)))
+    with pytest.raises(ValueError, match=r"steer\.y"):
+        game.steer(2.0, 0.0)
+    with pytest.raises(ValueError, match=r"steer\.z"):
+        game.steer(0.0, math.nan)
+
+
+def test_restart_from_a_checkpoint_continues_bitwise():
+    p = params()
+    a = flocksim.Simulation(p, seed=2, threads=1)
+    a.step(40)
+    saved = a.checkpoint()
+    a.step(40)
+    b = flocksim.Simulation(p, seed=2, threads=1)
+    b.restore(saved)
+    b.step(40)
+    assert np.array_equal(a.state.position, b.state.position)
+    assert game_of(a).status(a) == game_of(b).status(b)
+
+
+def test_rock_steers_the_birds_through_the_engine():
+    """Avoidance reads the game's spheres: with rules.avoid off the same straight flight ends in rock."""
+    seed = straight_into_rock_seed()
+    hit = {}
+    for weight in ("3", "0"):
+        sim = flocksim.Simulation(params("game.pilot=straight", f"rules.avoid.weight={weight}"), seed=seed, threads=1)
+        sim.step(480)
+        hit[weight] = game_of(sim).lost_rock
+    assert hit["0"] > 20 and hit["3"] < hit["0"] / 2, hit
+
+
+# ---- the pilots ------------------------------------------------------------------------------------
+
+
+def straight_into_rock_seed() -> int:
+    """The first seed whose first wall blocks the straight line through the box's centre (by >= 6 units)."""
+    g = params().game
+    return next(s for s in range(1000) if math.dist(Course(g, 60.0, 60.0, s).gap(0)[:2], (30, 30)) > g.gap_radius + 6)
+
+
+@pytest.mark.slow
+def test_scripted_pilot_keeps_the_flock_and_a_straight_one_loses_it():
+    seed = straight_into_rock_seed()
+    alive = {}
+    for pilot in ("gaps", "straight"):
+        sim = flocksim.Simulation(params(f"game.pilot={pilot}"), seed=seed, threads=1)
+        sim.step(720)  # 12 s at 15 units/s: the first three walls (the game ends sooner if none is left)
+        alive[pilot] = game_of(sim).status(sim)["alive"]
+    assert alive["gaps"] >= 36, alive  # most of the 40 birds
+    assert alive["straight"] <= 4, alive

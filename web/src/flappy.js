@@ -1,0 +1,236 @@
+/**
+ * Flappy Boids in the page (docs/viewer.md, "Flappy Boids"): while the shown scene plays the game
+ * (`params.game.enabled`) the player steers the flock's target with the arrow keys or WASD, or
+ * by holding the mouse or a finger on the view (the target moves toward it); R restarts. The
+ * camera chases the target; the rock meshes come from the server (rocks.js); a HUD shows the
+ * score, the distance and the birds kept, and "game over" when none is left.
+ *
+ * @module flappy
+ */
+
+import { takesText } from "./keys.js";
+import { RockLayer } from "./rocks.js";
+
+/** Key -> [y, z] steering (y up, z to the right of a camera looking along +x). */
+export const STEER_KEYS = {
+  ArrowUp: [1, 0],
+  ArrowDown: [-1, 0],
+  ArrowLeft: [0, -1],
+  ArrowRight: [0, 1],
+  w: [1, 0],
+  W: [1, 0],
+  s: [-1, 0],
+  S: [-1, 0],
+  a: [0, -1],
+  A: [0, -1],
+  d: [0, 1],
+  D: [0, 1],
+};
+/** Chase camera: offset from the target and the point it looks at, ahead of the target [world units]. */
+const CAMERA_BEHIND = [-32, 9, 0];
+const CAMERA_AHEAD = [24, 0, 0];
+/** Distance on screen from the target at which the mouse or a finger steers at full rate, per view height. */
+const POINTER_FULL = 0.2;
+const POINTER_INTERVAL_MS = 33;
+
+/**
+ * The [y, z] steering of the held keys (each component in [-1, 1]).
+ *
+ * @param {Iterable<string>} keys KeyboardEvent.key values held down
+ * @returns {number[]}
+ */
+export function keySteering(keys) {
+  let y = 0;
+  let z = 0;
+  for (const key of keys) {
+    const s = STEER_KEYS[key];
+    if (s) {
+      y += s[0];
+      z += s[1];
+    }
+  }
+  return [Math.max(-1, Math.min(1, y)), Math.max(-1, Math.min(1, z))];
+}
+
+/**
+ * The [y, z] steering toward a pointer at (dx, dy) CSS pixels from the target's screen position.
+ *
+ * @param {number} dx to the right
+ * @param {number} dy down
+ * @param {number} full pixels at which the rate is full
+ * @returns {number[]}
+ */
+export function pointerSteering(dx, dy, full) {
+  let y = -dy / full;
+  let z = dx / full;
+  const length = Math.hypot(y, z);
+  if (length > 1) {
+    y /= length;
+    z /= length;
+  }
+  return [y, z];
+}
+
+export class FlappyPage {
+  /**
+   * @param {import("./renderer.js").ViewRenderer} view
+   * @param {HTMLCanvasElement} canvas
+   * @param {(msg: object) => boolean} send
+   */
+  constructor(view, canvas, send) {
+    this.view = view;
+    this.canvas = canvas;
+    this.send = send;
+    this.rocks = new RockLayer();
+    view.scene.add(this.rocks.group);
+    this.active = false;
+    /** the last `game` message */
+    this.status = null;
+    this.held = new Set();
+    this.steering = [0, 0];
+    this.player = false; // the player took over from the scripted pilot
+    this.pointerId = null;
+    this.lastPointerSend = 0;
+    this.hud = document.createElement("div");
+    this.hud.id = "flappy-hud";
+    Object.assign(this.hud.style, {
+      position: "absolute",
+      top: "8px",
+      left: "50%",
+      transform: "translateX(-50%)",
+      padding: "4px 12px",
+      borderRadius: "6px",
+      background: "rgba(20, 24, 32, 0.7)",
+      color: "#f4f1e8",
+      font: "600 16px system-ui, sans-serif",
+      pointerEvents: "none",
+      textAlign: "center",
+      whiteSpace: "pre",
+    });
+    this.hud.hidden = true;
+    const parent = canvas.parentElement ?? canvas;
+    if (getComputedStyle(parent).position === "static") parent.style.position = "relative";
+    parent.appendChild(this.hud);
+    parent.addEventListener("pointerdown", (e) => this._down(e), { capture: true });
+    window.addEventListener("pointermove", (e) => this._move(e));
+    window.addEventListener("pointerup", (e) => this._up(e));
+    window.addEventListener("pointercancel", (e) => this._up(e));
+    window.addEventListener("keyup", (e) => this.onKeyUp(e));
+    window.addEventListener("blur", () => this._release());
+  }
+
+  /**
+   * A `params` message: the game is on or off; a refill (restart) drops the rocks.
+   *
+   * @param {{reset: boolean, params: object}} msg
+   */
+  onParams(msg) {
+    const active = Boolean(msg.params?.game?.enabled);
+    const was = this.active;
+    if (msg.reset || !active) this.rocks.clear();
+    if (msg.reset) this.status = null;
+    this.active = active;
+    this.hud.hidden = !active;
+    this.canvas.style.touchAction = active ? "none" : "";
+    if (active) {
+      this.view.setFollow(false, false);
+      if (this.view.controls) this.view.controls.enabled = false;
+      if (this.player && msg.reset) this.send({ type: "steer", y: 0, z: 0 }); // a restart stays the player's
+    } else if (was) {
+      if (this.view.controls) this.view.controls.enabled = true; // the camera is the user's again
+      this.player = false;
+    }
+    this.view.dirty = true;
+  }
+
+  /** A rock-mesh message. */
+  onRocks(buf) {
+    this.rocks.add(buf);
+    this.view.dirty = true;
+  }
+
+  /** A `game` message: counters, the target, the chunks that exist. */
+  onGame(msg) {
+    this.status = msg;
+    this.rocks.keep(msg.chunks ?? []);
+    const lines = [`score ${msg.score}   distance ${Math.floor(msg.distance)}   birds ${msg.alive} (lost ${msg.lost})`];
+    if (msg.game_over) lines.push("GAME OVER: press R to restart");
+    else if (!this.player) lines.push("arrows / WASD, mouse or touch to steer");
+    this.hud.textContent = lines.join("\n");
+  }
+
+  /** After a frame is drawn: the chase camera behind the target. */
+  afterShow() {
+    if (!this.active || !this.status || this.view.dim !== 3) return;
+    const [x, y, z] = this.status.target;
+    const cam = this.view.perspective;
+    cam.position.set(x + CAMERA_BEHIND[0], y + CAMERA_BEHIND[1], z + CAMERA_BEHIND[2]);
+    this.view.controls?.target.set(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
+    cam.lookAt(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
+    // the depth range follows the course around the target, not the whole (very long) box
+    this.view.fitBox = { min: [x - 100, -10, -10], max: [x + 200, y + 60, z + 60] };
+    this.view.dirty = true;
+  }
+
+  /**
+   * A key went down: steering keys are the game's while it is shown.
+   *
+   * @param {KeyboardEvent} e
+   * @returns {boolean} whether the key was taken
+   */
+  onKeyDown(e) {
+    if (!this.active || !Object.hasOwn(STEER_KEYS, e.key) || e.ctrlKey || e.metaKey || e.altKey) return false;
+    if (takesText(/** @type {any} */ (e.target))) return false;
+    e.preventDefault();
+    this.held.add(e.key);
+    this._steer(keySteering(this.held));
+    return true;
+  }
+
+  onKeyUp(e) {
+    if (!this.held.delete(e.key)) return;
+    this._steer(keySteering(this.held));
+  }
+
+  _steer([y, z]) {
+    if (y === this.steering[0] && z === this.steering[1] && this.player) return;
+    this.steering = [y, z];
+    this.player = true;
+    this.send({ type: "steer", y, z });
+  }
+
+  _pointerSteering(e) {
+    if (!this.status) return [0, 0];
+    const at = this.view.screenAt(this.status.target);
+    const full = POINTER_FULL * this.canvas.getBoundingClientRect().height;
+    return pointerSteering(e.clientX - at.x, e.clientY - at.y, full);
+  }
+
+  _down(e) {
+    if (!this.active || e.target !== this.canvas || e.button !== 0) return;
+    e.preventDefault();
+    e.stopPropagation();
+    this.pointerId = e.pointerId;
+    this._steer(this._pointerSteering(e));
+  }
+
+  _move(e) {
+    if (this.pointerId === null || e.pointerId !== this.pointerId) return;
+    const now = performance.now();
+    if (now - this.lastPointerSend < POINTER_INTERVAL_MS) return;
+    this.lastPointerSend = now;
+    this._steer(this._pointerSteering(e));
+  }
+
+  _up(e) {
+    if (this.pointerId === null || e.pointerId !== this.pointerId) return;
+    this.pointerId = null;
+    this._steer(keySteering(this.held));
+  }
+
+  _release() {
+    this.held.clear();
+    this.pointerId = null;
+    if (this.active && this.player) this._steer([0, 0]);
+  }
+}

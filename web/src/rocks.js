@@ -1,0 +1,135 @@
+/**
+ * Flappy Boids' rock meshes: the binary `FLKR` messages (docs/protocol.md, "Flappy Boids") read
+ * into three.js meshes, one per course chunk, dropped when the server no longer lists the chunk.
+ *
+ * @module rocks
+ */
+
+import * as THREE from "three";
+
+import { pixelDifference } from "./pixels.js";
+
+const HEADER_BYTES = 32;
+const ROCK_COLOR = 0x8a7a68;
+const pad8 = (x) => Math.ceil(x / 8) * 8;
+
+/**
+ * Whether a binary message is a rock mesh (magic `FLKR`) rather than a frame.
+ *
+ * @param {ArrayBuffer} buf
+ * @returns {boolean}
+ */
+export function isRockMessage(buf) {
+  if (buf.byteLength < 4) return false;
+  const m = new Uint8Array(buf, 0, 4);
+  return m[0] === 0x46 && m[1] === 0x4c && m[2] === 0x4b && m[3] === 0x52; // "FLKR"
+}
+
+/**
+ * Read a rock-mesh message.
+ *
+ * @param {ArrayBuffer} buf
+ * @returns {{chunk: number, positions: Float32Array, indices: Uint32Array}}
+ */
+export function readRocks(buf) {
+  if (!isRockMessage(buf) || buf.byteLength < HEADER_BYTES) throw new Error("not a rock-mesh message");
+  const v = new DataView(buf);
+  if (v.getUint16(4, true) !== 1) throw new Error("rock-mesh message of an unknown version");
+  const headerSize = v.getUint16(6, true);
+  const chunk = v.getInt32(8, true);
+  const nv = v.getUint32(12, true);
+  const nf = v.getUint32(16, true);
+  const oTri = headerSize + pad8(12 * nv);
+  if (buf.byteLength !== oTri + 12 * nf) throw new Error("rock-mesh message length mismatch");
+  return {
+    chunk,
+    positions: new Float32Array(buf, headerSize, 3 * nv),
+    indices: new Uint32Array(buf, oTri, 3 * nf),
+  };
+}
+
+/** The rock meshes in the scene, by chunk index. */
+export class RockLayer {
+  constructor() {
+    this.group = new THREE.Group();
+    /** @type {Map<number, THREE.Mesh>} */
+    this.meshes = new Map();
+    // Lambert: diffuse light only, about a third of the physically based material's cost per pixel
+    // in a software renderer (docs/benchmarks.md, "Flappy Boids")
+    this.material = new THREE.MeshLambertMaterial({ color: ROCK_COLOR, flatShading: true, side: THREE.DoubleSide });
+  }
+
+  /** Triangles shown. */
+  get triangles() {
+    let n = 0;
+    for (const m of this.meshes.values()) n += m.geometry.index ? m.geometry.index.count / 3 : 0;
+    return n;
+  }
+
+  /**
+   * Add (or replace) the mesh of a rock-mesh message.
+   *
+   * @param {ArrayBuffer} buf
+   */
+  add(buf) {
+    const { chunk, positions, indices } = readRocks(buf);
+    this.drop(chunk);
+    if (indices.length === 0) return;
+    const geometry = new THREE.BufferGeometry();
+    geometry.setAttribute("position", new THREE.BufferAttribute(positions.slice(), 3));
+    geometry.setIndex(new THREE.BufferAttribute(indices.slice(), 1));
+    geometry.computeVertexNormals();
+    geometry.computeBoundingSphere();
+    const mesh = new THREE.Mesh(geometry, this.material);
+    this.meshes.set(chunk, mesh);
+    this.group.add(mesh);
+  }
+
+  /** Remove one chunk's mesh. */
+  drop(chunk) {
+    const mesh = this.meshes.get(chunk);
+    if (!mesh) return;
+    this.group.remove(mesh);
+    mesh.geometry.dispose();
+    this.meshes.delete(chunk);
+  }
+
+  /**
+   * Keep only the listed chunks.
+   *
+   * @param {number[]} chunks
+   */
+  keep(chunks) {
+    const wanted = new Set(chunks);
+    for (const chunk of [...this.meshes.keys()]) if (!wanted.has(chunk)) this.drop(chunk);
+  }
+
+  /** Remove every mesh. */
+  clear() {
+    this.keep([]);
+  }
+
+  /**
+   * Pixels the rocks add to the picture: the view rendered without and with them, compared.
+   *
+   * @param {import("./renderer.js").ViewRenderer} view
+   * @returns {{foreground: number, width: number, height: number}}
+   */
+  pixels(view) {
+    const gl = view.renderer.getContext();
+    const w = gl.drawingBufferWidth;
+    const h = gl.drawingBufferHeight;
+    const read = () => {
+      view.render();
+      const px = new Uint8Array(w * h * 4);
+      gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+      return px;
+    };
+    const shown = this.group.visible;
+    this.group.visible = false;
+    const without = read();
+    this.group.visible = shown;
+    const withRocks = read();
+    return { foreground: pixelDifference(without, withRocks, w, h).count, width: w, height: h };
+  }
+}

@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { keySteering, pointerSteering } from "../src/flappy.js";
+import { isRockMessage, readRocks } from "../src/rocks.js";
+
+/** A rock-mesh message (docs/protocol.md, "Flappy Boids"), as flocksim.game.wire writes it. */
+function writeRocks(chunk, positions, indices) {
+  const nv = positions.length / 3;
+  const oTri = 32 + Math.ceil((12 * nv) / 8) * 8;
+  const buf = new ArrayBuffer(oTri + 4 * indices.length);
+  const v = new DataView(buf);
+  "FLKR".split("").forEach((c, i) => v.setUint8(i, c.charCodeAt(0)));
+  v.setUint16(4, 1, true);
+  v.setUint16(6, 32, true);
+  v.setInt32(8, chunk, true);
+  v.setUint32(12, nv, true);
+  v.setUint32(16, indices.length / 3, true);
+  new Float32Array(buf, 32, positions.length).set(positions);
+  new Uint32Array(buf, oTri, indices.length).set(indices);
+  return buf;
+}
+
+test("keys steer up, down, left, right; opposite keys cancel", () => {
+  assert.deepEqual(keySteering(["ArrowUp"]), [1, 0]);
+  assert.deepEqual(keySteering(["s"]), [-1, 0]);
+  assert.deepEqual(keySteering(["a", "ArrowUp"]), [1, -1]);
+  assert.deepEqual(keySteering(["d", "ArrowRight"]), [0, 1]); // clamped, not doubled
+  assert.deepEqual(keySteering(["ArrowLeft", "ArrowRight"]), [0, 0]);
+  assert.deepEqual(keySteering(["x"]), [0, 0]);
+});
+
+test("the pointer steers toward itself, at full rate beyond the full distance", () => {
+  assert.deepEqual(pointerSteering(50, 0, 100), [-0, 0.5]); // right of the target: +z
+  assert.deepEqual(pointerSteering(0, -100, 100), [1, 0]); // above it: +y
+  const [y, z] = pointerSteering(300, 400, 100);
+  assert.ok(Math.abs(Math.hypot(y, z) - 1) < 1e-12 && y < 0 && z > 0);
+});
+
+test("rock messages are told from frames and read", () => {
+  const buf = writeRocks(7, [0, 0, 0, 1, 0, 0, 0, 1, 0], [0, 1, 2]);
+  assert.ok(isRockMessage(buf));
+  const { chunk, positions, indices } = readRocks(buf);
+  assert.equal(chunk, 7);
+  assert.deepEqual([...positions], [0, 0, 0, 1, 0, 0, 0, 1, 0]);
+  assert.deepEqual([...indices], [0, 1, 2]);
+  const frame = new ArrayBuffer(96);
+  new Uint8Array(frame).set([0x46, 0x4c, 0x4b, 0x46]); // FLKF
+  assert.ok(!isRockMessage(frame));
+  assert.throws(() => readRocks(buf.slice(0, buf.byteLength - 4)), /length/);
+});
