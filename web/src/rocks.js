@@ -7,10 +7,15 @@
 
 import * as THREE from "three";
 
+import { SUN_DIRECTION } from "./palette.js";
 import { pixelDifference } from "./pixels.js";
 
 const HEADER_BYTES = 32;
 const ROCK_COLOR = 0x8a7a68;
+/** Light on the rock: a floor, sky light by how much a face looks up, and the sun on it. */
+const ROCK_AMBIENT = 0.35;
+const ROCK_SKY = 0.45;
+const ROCK_SUN = 0.7;
 const pad8 = (x) => Math.ceil(x / 8) * 8;
 
 /**
@@ -48,15 +53,39 @@ export function readRocks(buf) {
   };
 }
 
+/**
+ * Per-vertex rock colours (three.js's linear working space) lit by the low sun and the sky: a
+ * hemisphere term (lighter facing up) plus diffuse sunlight on both faces of a wall.
+ *
+ * @param {ArrayLike<number>} normals unit vertex normals, 3 per vertex
+ * @returns {Float32Array} linear RGB, 3 per vertex
+ */
+export function rockColors(normals) {
+  const base = new THREE.Color(ROCK_COLOR);
+  const [sx, sy, sz] = SUN_DIRECTION;
+  const norm = Math.hypot(sx, sy, sz);
+  const out = new Float32Array(normals.length);
+  for (let i = 0; i < normals.length; i += 3) {
+    const up = 0.5 + 0.5 * normals[i + 1];
+    const sun = Math.abs(normals[i] * sx + normals[i + 1] * sy + normals[i + 2] * sz) / norm;
+    const light = ROCK_AMBIENT + ROCK_SKY * up + ROCK_SUN * sun;
+    out[i] = base.r * light;
+    out[i + 1] = base.g * light;
+    out[i + 2] = base.b * light;
+  }
+  return out;
+}
+
 /** The rock meshes in the scene, by chunk index. */
 export class RockLayer {
   constructor() {
     this.group = new THREE.Group();
     /** @type {Map<number, THREE.Mesh>} */
     this.meshes = new Map();
-    // Lambert: diffuse light only, about a third of the physically based material's cost per pixel
-    // in a software renderer (docs/benchmarks.md, "Flappy Boids")
-    this.material = new THREE.MeshLambertMaterial({ color: ROCK_COLOR, flatShading: true, side: THREE.DoubleSide });
+    // lit per vertex (colours baked when a mesh arrives, see rockColors): the fragment shader only
+    // fills, which is what a software renderer can afford for walls that cover much of the view
+    // (docs/benchmarks.md, "Flappy Boids")
+    this.material = new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.DoubleSide });
   }
 
   /** Triangles shown. */
@@ -79,6 +108,8 @@ export class RockLayer {
     geometry.setAttribute("position", new THREE.BufferAttribute(positions.slice(), 3));
     geometry.setIndex(new THREE.BufferAttribute(indices.slice(), 1));
     geometry.computeVertexNormals();
+    geometry.setAttribute("color", new THREE.BufferAttribute(rockColors(geometry.attributes.normal.array), 3));
+    geometry.deleteAttribute("normal");
     geometry.computeBoundingSphere();
     const mesh = new THREE.Mesh(geometry, this.material);
     this.meshes.set(chunk, mesh);

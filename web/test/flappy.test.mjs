@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { keySteering, pointerSteering } from "../src/flappy.js";
-import { isRockMessage, readRocks } from "../src/rocks.js";
+import { isRockMessage, readRocks, rockColors } from "../src/rocks.js";
 
 /** A rock-mesh message (docs/protocol.md, "Flappy Boids"), as flocksim.game.wire writes it. */
 function writeRocks(chunk, positions, indices) {
@@ -48,4 +48,16 @@ test("rock messages are told from frames and read", () => {
   new Uint8Array(frame).set([0x46, 0x4c, 0x4b, 0x46]); // FLKF
   assert.ok(!isRockMessage(frame));
   assert.throws(() => readRocks(buf.slice(0, buf.byteLength - 4)), /length/);
+});
+
+test("rockColors: faces looking up or at the sun are lighter than faces looking down, away", () => {
+  const [up, down, toSun] = [
+    [0, 1, 0],
+    [0, -1, 0],
+    [0.55, 0.18, -0.82],
+  ].map((n) => rockColors(n));
+  assert.ok(up[0] > down[0] && up[1] > down[1] && up[2] > down[2]);
+  assert.ok(toSun[0] > rockColors([0.82, 0, 0.55])[0]); // the sun's direction against one across it
+  assert.equal(rockColors(new Float32Array(6)).length, 6);
+  assert.ok([...rockColors([0, -1, 0])].every((c) => c > 0)); // never black
 });
