@@ -84,8 +84,9 @@ export class RockLayer {
     this.meshes = new Map();
     // lit per vertex (colours baked when a mesh arrives, see rockColors): the fragment shader only
     // fills, which is what a software renderer can afford for walls that cover much of the view
-    // (docs/benchmarks.md, "Flappy Boids")
-    this.material = new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.DoubleSide });
+    // (docs/benchmarks.md, "Flappy Boids"); front faces only (marching cubes winds the triangles
+    // counter-clockwise seen from outside the rock), half the pixels of two-sided walls
+    this.material = new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.FrontSide });
   }
 
   /** Triangles shown. */
