@@ -113,6 +113,22 @@ def test_chunk_mesh_is_closed_and_on_the_surface(k):
     assert len(m.spheres) > 100 and np.all(c.field(m.spheres) <= 0.0)  # avoidance spheres sit in rock
 
 
+def signed_volume(vertices: np.ndarray, triangles: np.ndarray) -> float:
+    """Volume enclosed by a closed mesh, positive when its triangles wind counter-clockwise seen
+    from outside (the page draws front faces only)."""
+    a, b, c = (vertices.astype(np.float64)[triangles[:, i]] for i in range(3))
+    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+
+
+@pytest.mark.parametrize("k", [0, 3])
+def test_chunk_triangles_face_out_of_the_rock(k):
+    m = mesh_chunk(Course(params().game, 60.0, 60.0, seed=0), k)
+    volume = signed_volume(m.vertices, m.triangles)
+    assert volume > 0.0
+    # the same mesh wound the other way (what two-sided drawing would hide) fails the check
+    assert signed_volume(m.vertices, m.triangles[:, ::-1]) == pytest.approx(-volume)
+
+
 def test_watertight_check_fails_on_a_chunk_with_a_triangle_removed():
     m = mesh_chunk(Course(params().game, 60.0, 60.0, seed=0), 0)
     _, counts = np.unique(edges_of(m.triangles[1:]), axis=0, return_counts=True)
