@@ -459,6 +459,80 @@ def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, sh
 
 
 @numba.njit(parallel=True, cache=True)
+def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, stripes, fill,
+                          index):  # fmt: skip
+    """Metric rows, pass two, without sorting: every alive agent j, in increasing index, scans its
+    block and appends j to the row of each agent i within the radius of it, so rows fill in
+    increasing neighbour index. The distance is computed from i's side exactly as :func:`metric_fill`
+    does (and blocks are symmetric: i lies in j's block exactly when j lies in i's), so the rows are
+    bitwise those of :func:`metric_fill`. ``fill``: start[:-1] on entry (row i is written at
+    index[fill[i]:], fill[i] advances). ``stripes`` (S + 1,): slot bounds of S stripes of whole
+    layers of cells (see :func:`fill_stripes`); stripe t appends only to the rows of the agents in
+    its slots, so no two threads write the same row and the result is that of one thread."""
+    n = cell.shape[0]
+    layer_cells = g.nx * g.ny if g.nz > 1 else g.nx
+    layers = g.nz if g.nz > 1 else g.ny
+    for t in numba.prange(stripes.shape[0] - 1):
+        s0 = stripes[t]
+        s1 = stripes[t + 1]
+        if s0 == s1:
+            continue
+        tid = numba.get_thread_id()
+        l0 = cell[order[s0]] // layer_cells  # the stripe's first and last layer
+        l1 = cell[order[s1 - 1]] // layer_cells
+        for j in range(n):
+            c = cell[j]
+            if c < 0:
+                continue
+            if s0 > 0 or s1 < order.shape[0]:  # a block reaches one layer either side (wrapped)
+                lj = c // layer_cells
+                near = l0 - 1 <= lj <= l1 + 1
+                if g.periodic:
+                    near = near or layers < 3 or (lj == layers - 1 and l0 == 0) or (lj == 0 and l1 == layers - 1)
+                if not near:
+                    continue
+            ix = c % g.nx
+            iy = (c // g.nx) % g.ny
+            iz = c // (g.nx * g.ny)
+            nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+            sj = _slot_of(j, c, cell_start, order)
+            for q in range(nruns):
+                for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
+                    if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
+                        i = order[s]
+                        index[fill[i]] = j
+                        fill[i] += 1
+
+
+@device
+def _slot_of(j, c, cell_start, order):
+    """Slot of agent j in its cell c (agents of a cell are in increasing index: a binary search)."""
+    lo = cell_start[c]
+    hi = cell_start[c + 1]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if order[mid] <= j:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def fill_stripes(grid: CoherentGrid, parts: int) -> np.ndarray:
+    """Slot bounds (parts + 1,) of at most ``parts`` stripes of :func:`metric_fill_ascending`: runs of
+    whole layers of cells (z layers in 3D, y rows in 2D) holding about equal numbers of agents."""
+    g = grid.geometry
+    n_alive = len(grid.order)
+    if parts <= 1 or n_alive == 0:
+        return np.array([0, n_alive], dtype=np.int64)
+    layer_cells = g.nx * g.ny if g.nz > 1 else g.nx
+    layer_start = grid.cell_start[::layer_cells]  # slot where each layer starts, and the end
+    wanted = np.arange(1, parts) * (n_alive / parts)
+    cuts = layer_start[np.searchsorted(layer_start, wanted)]
+    return np.unique(np.concatenate([[0], cuts, [n_alive]]).astype(np.int64))
+
+
+@numba.njit(parallel=True, cache=True)
 def metric_fill(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, stash, start, index):
     """Metric rows, pass two: row i into index[start[i]:start[i+1]], sorted by index; copied
     from the stash, or searched again when longer than the stash's width."""

@@ -194,13 +194,16 @@ def metric_neighbors_grid(
     return metric_rows(build_coherent_grid(position, alive, space, radius), n, dim, space, radius, budget)
 
 
-def metric_counts_grid(grid: CoherentGrid, n: int, dim: int, space: Space, radius: float) -> tuple[np.ndarray, ...]:
-    """Pass one of :func:`metric_rows`: (row lengths (N,), stash, runs, shifts) (see ``metric_count``)."""
+def metric_counts_grid(
+    grid: CoherentGrid, n: int, dim: int, space: Space, radius: float, stash_width: int = METRIC_STASH
+) -> tuple[np.ndarray, ...]:
+    """Pass one of :func:`metric_rows`: (row lengths (N,), stash, runs, shifts) (see ``metric_count``);
+    ``stash_width``: neighbours kept per agent (0: none)."""
     from flocksim.neighbors.coherent import block_runs_scratch, metric_count
 
     runs, shifts = block_runs_scratch(numba.get_num_threads())
     counts = np.zeros(n, dtype=np.int64)
-    stash = np.empty((len(grid.order), METRIC_STASH + 1), dtype=np.int64)
+    stash = np.empty((len(grid.order), stash_width + 1), dtype=np.int64)
     metric_count(grid.xs, grid.ys, grid.zs, grid.order, grid.cell_start, grid.geometry, dim, space, radius * radius,
                  runs, shifts, stash, counts)  # fmt: skip
     return counts, stash, runs, shifts
@@ -211,14 +214,16 @@ def metric_rows(
 ) -> NeighborList:
     """Metric neighbour rows of n agents from a coherent grid built for ``radius`` (> 0); BudgetError
     after counting, before the list is allocated, when it would hold more pairs than ``budget``."""
-    from flocksim.neighbors.coherent import metric_fill
+    from flocksim.neighbors.coherent import fill_stripes, metric_fill_ascending
 
-    counts, stash, runs, shifts = metric_counts_grid(grid, n, dim, space, radius)
+    counts, _stash, runs, shifts = metric_counts_grid(grid, n, dim, space, radius, stash_width=0)
     r2 = radius * radius
     g = grid.geometry
     start = starts_from_counts(counts)
     budget.check_metric(int(start[-1]), len(grid.order), radius)
     index = np.empty(start[-1], dtype=np.int64)
-    metric_fill(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g, dim, space, r2, runs, shifts,
-                stash, start, index)  # fmt: skip
+    fill = start[:-1].copy()
+    stripes = fill_stripes(grid, numba.get_num_threads())
+    metric_fill_ascending(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g, dim, space, r2, runs,
+                          shifts, stripes, fill, index)  # fmt: skip
     return NeighborList(start, index)
