@@ -459,8 +459,8 @@ def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, sh
 
 
 @numba.njit(parallel=True, cache=True)
-def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, stripes, fill,
-                          index):  # fmt: skip
+def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, hits, stripes,
+                          fill, index):  # fmt: skip
     """Metric rows, pass two, without sorting: every alive agent j, in increasing index, scans its
     block and appends j to the row of each agent i within the radius of it, so rows fill in
     increasing neighbour index. The distance is computed from i's side exactly as :func:`metric_fill`
@@ -468,8 +468,10 @@ def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, ra
     bitwise those of :func:`metric_fill`. ``fill``: start[:-1] on entry (row i is written at
     index[fill[i]:], fill[i] advances). ``stripes`` (S + 1,): slot bounds of S stripes of whole
     layers of cells (see :func:`fill_stripes`); stripe t appends only to the rows of the agents in
-    its slots, so no two threads write the same row and the result is that of one thread."""
+    its slots, so no two threads write the same row and the result is that of one thread. ``hits``:
+    per-thread scratch (threads, w + 1) int64 (:data:`FILL_HITS`)."""
     n = cell.shape[0]
+    width = hits.shape[1] - 1
     layer_cells = g.nx * g.ny if g.nz > 1 else g.nx
     layers = g.nz if g.nz > 1 else g.ny
     for t in numba.prange(stripes.shape[0] - 1):
@@ -496,12 +498,32 @@ def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, ra
             iz = c // (g.nx * g.ny)
             nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
             sj = _slot_of(j, c, cell_start, order)
+            # branch-free: every candidate's slot is written at the hit count, which advances on a hit
+            # (a scan-and-branch mispredicts on most misses); a hit list longer than the scratch
+            # (a crowd packed far beyond the radius) is scanned again with a branch
+            m = 0
+            for q in range(nruns):
+                for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
+                    hit = (_pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2) & (s != sj)
+                    hits[tid, min(m, width)] = s
+                    m += hit
+            if m <= width:
+                for u in range(m):
+                    i = order[hits[tid, u]]
+                    index[fill[i]] = j
+                    fill[i] += 1
+                continue
             for q in range(nruns):
                 for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
                     if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
                         i = order[s]
                         index[fill[i]] = j
                         fill[i] += 1
+
+
+FILL_HITS = 256
+"""Hits of one agent that :func:`metric_fill_ascending` collects in its scratch before it falls back
+to a second, branching scan."""
 
 
 @device

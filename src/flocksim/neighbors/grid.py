@@ -214,7 +214,7 @@ def metric_rows(
 ) -> NeighborList:
     """Metric neighbour rows of n agents from a coherent grid built for ``radius`` (> 0); BudgetError
     after counting, before the list is allocated, when it would hold more pairs than ``budget``."""
-    from flocksim.neighbors.coherent import fill_stripes, metric_fill_ascending
+    from flocksim.neighbors.coherent import FILL_HITS, fill_stripes, metric_fill_ascending
 
     counts, _stash, runs, shifts = metric_counts_grid(grid, n, dim, space, radius, stash_width=0)
     r2 = radius * radius
@@ -223,7 +223,9 @@ def metric_rows(
     budget.check_metric(int(start[-1]), len(grid.order), radius)
     index = np.empty(start[-1], dtype=np.int64)
     fill = start[:-1].copy()
-    stripes = fill_stripes(grid, numba.get_num_threads())
+    threads = numba.get_num_threads()
+    stripes = fill_stripes(grid, threads)
+    hits = np.empty((threads, FILL_HITS + 1), dtype=np.int64)
     metric_fill_ascending(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g, dim, space, r2, runs,
-                          shifts, stripes, fill, index)  # fmt: skip
+                          shifts, hits, stripes, fill, index)  # fmt: skip
     return NeighborList(start, index)

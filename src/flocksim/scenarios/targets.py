@@ -198,13 +198,20 @@ class Targets:
         kind = state.kind.astype(np.int64)
         if kind.min(initial=0) < 0:
             raise ValueError("targets: agent kinds (groups) must be >= 0")
-        groups = np.unique(kind[state.alive])
-        labels, inverse = np.unique(kind, return_inverse=True)  # one row per kind present, not per kind value
-        points = np.array([self.target_of(int(k)) for k in labels]).reshape(-1, 3)[inverse.reshape(-1)]
+        if len(kind) and kind[0] == kind.min() == kind.max():  # one kind (most scenes): no sorting
+            groups = kind[:1] if state.alive.any() else kind[:0]
+            points = np.empty((len(kind), 3))
+            points[:] = self.target_of(int(kind[0]))
+        else:
+            groups = np.unique(kind[state.alive])
+            labels, inverse = np.unique(kind, return_inverse=True)  # one row per kind present, not per kind value
+            points = np.array([self.target_of(int(k)) for k in labels]).reshape(-1, 3)[inverse.reshape(-1)]
         goal_plane = points[:, self.plane].copy()
         if self.slots.mode != "none":
             self._update_offsets(sim, groups)
-            if len(self.offset_ids):
+            if np.array_equal(self.offset_ids, state.ids):  # every agent holds an offset, in row order
+                goal_plane += self.offsets
+            elif len(self.offset_ids):
                 k = np.minimum(np.searchsorted(self.offset_ids, state.ids), len(self.offset_ids) - 1)
                 has = self.offset_ids[k] == state.ids
                 goal_plane[has] += self.offsets[k[has]]
