@@ -33,11 +33,11 @@ import numba
 import numpy as np
 
 from flocksim import Simulation, __version__, load_preset
-from flocksim.simulation import Component
 from flocksim.config import validate
 from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.engines.cpu_reynolds import integrate_all, reynolds_accelerations
 from flocksim.neighbors import find_neighbors
+from flocksim.simulation import Component
 
 
 def scaled_params(n: int, obstacles: int, seed: int = 0):

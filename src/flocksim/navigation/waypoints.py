@@ -30,8 +30,8 @@ def _waypoints(position, axis0, axis1, rows, goal, cost, direction, ox, oy, cell
         py = position[i, axis1]
         ux = (px - ox) / cell_size - 0.5  # OccupancyGrid.cell_coordinates
         uy = (py - oy) / cell_size - 0.5
-        col = int(math.floor(ux + 0.5))  # OccupancyGrid.cell_of
-        row = int(math.floor(uy + 0.5))
+        col = math.floor(ux + 0.5)  # OccupancyGrid.cell_of (an integer in numba)
+        row = math.floor(uy + 0.5)
         inside = 0 <= col < nx and 0 <= row < ny
         dx = 0.0
         dy = 0.0
@@ -41,7 +41,7 @@ def _waypoints(position, axis0, axis1, rows, goal, cost, direction, ox, oy, cell
             dy = direction[row, col, 1]
             c = cost[row, col]
         if bilinear:
-            bx = math.floor(ux)
+            bx = math.floor(ux)  # integers, as numpy's floor(u).astype(int64)
             by = math.floor(uy)
             fx = ux - bx
             fy = uy - by
@@ -51,8 +51,8 @@ def _waypoints(position, axis0, axis1, rows, goal, cost, direction, ox, oy, cell
             total = 0.0
             for ex in range(2):
                 for ey in range(2):
-                    cc = int(bx) + ex
-                    rr = int(by) + ey
+                    cc = bx + ex
+                    rr = by + ey
                     if 0 <= cc < nx and 0 <= rr < ny and math.isfinite(cost[rr, cc]):
                         wx = fx if ex else 1.0 - fx
                         wy = fy if ey else 1.0 - fy

@@ -25,7 +25,7 @@ import numpy as np
 from flocksim.kernels.compile import device
 from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
 from flocksim.neighbors.knn import agents_per_cell, knn_cell_width, offset_range, wrap_offset
-from flocksim.neighbors.pairs import knn_insert_keyed, sort_row
+from flocksim.neighbors.pairs import knn_insert_keyed
 from flocksim.space import Space, displacement, min_image
 
 
@@ -402,46 +402,23 @@ def _pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space):
 
 
 @device
-def _scan_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, out, base):
-    """Indices of the agents within the radius of the agent in slot si, in the block's runs
-    (block order), into out[base:]; returns how many."""
+def _count_metric(si, nruns, tid, runs, xs, ys, zs, dim, space, radius2):
+    """How many agents lie within the radius of the agent in slot si (branch-free)."""
     xi = xs[si]
     yi = ys[si]
     zi = zs[si]
     m = 0
     for q in range(nruns):
         for s in range(runs[tid, q, 0], runs[tid, q, 1]):
-            if s != si and _pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space) <= radius2:
-                out[base + m] = order[s]
-                m += 1
-    return m
-
-
-@device
-def _count_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, stash, width):
-    """How many agents lie within the radius of the agent in slot si; the first ``width`` of
-    their indices go to stash[si, :width] (branch-free: every candidate is written at the fill
-    position, clamped to the spare last column, and the fill advances only for a neighbour)."""
-    xi = xs[si]
-    yi = ys[si]
-    zi = zs[si]
-    m = 0
-    for q in range(nruns):
-        for s in range(runs[tid, q, 0], runs[tid, q, 1]):
-            hit = (_pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space) <= radius2) & (s != si)
-            stash[si, min(m, width)] = order[s]
-            m += hit
+            m += (_pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space) <= radius2) & (s != si)
     return m
 
 
 @numba.njit(parallel=True, cache=True)
-def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts, stash, counts):
+def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts, counts):
     """Metric rows, pass one, cell row by cell row: every agent of an occupied cell
     scans the cell's block as runs of slots (``runs``, ``shifts``: :func:`block_runs`'s per-thread
-    scratch); counts[i] = agent i's row length (dead agents' entries are left alone), and its first
-    w neighbours (w = stash.shape[1] - 1; the last column is spare) go to stash[slot] for
-    :func:`metric_fill`."""
-    width = stash.shape[1] - 1
+    scratch); counts[i] = agent i's row length (dead agents' entries are left alone)."""
     for row in numba.prange(g.ny * g.nz):
         iy = row % g.ny
         iz = row // g.ny
@@ -454,8 +431,7 @@ def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, sh
                 continue
             nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
             for si in range(lo, hi):
-                counts[order[si]] = _count_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, stash,
-                                                  width)  # fmt: skip
+                counts[order[si]] = _count_metric(si, nruns, tid, runs, xs, ys, zs, dim, space, radius2)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -463,13 +439,13 @@ def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, ra
                           fill, index):  # fmt: skip
     """Metric rows, pass two, without sorting: every alive agent j, in increasing index, scans its
     block and appends j to the row of each agent i within the radius of it, so rows fill in
-    increasing neighbour index. The distance is computed from i's side exactly as :func:`metric_fill`
-    does (and blocks are symmetric: i lies in j's block exactly when j lies in i's), so the rows are
-    bitwise those of :func:`metric_fill`. ``fill``: start[:-1] on entry (row i is written at
-    index[fill[i]:], fill[i] advances). ``stripes`` (S + 1,): slot bounds of S stripes of whole
+    increasing neighbour index. The distance is computed from i's side, as a scan of i's own block
+    would (and blocks are symmetric: i lies in j's block exactly when j lies in i's), so the rows
+    are bitwise those of the brute-force reference. ``fill``: start[:-1] on entry (row i is written
+    at index[fill[i]:], fill[i] advances). ``stripes`` (S + 1,): slot bounds of S stripes of whole
     layers of cells (see :func:`fill_stripes`); stripe t appends only to the rows of the agents in
-    its slots, so no two threads write the same row and the result is that of one thread. ``hits``:
-    per-thread scratch (threads, w + 1) int64 (:data:`FILL_HITS`)."""
+    its slots, so no two threads write the same row and the result is that of one thread.
+    ``hits``: per-thread scratch (threads, w + 1) int64 (:data:`FILL_HITS`)."""
     n = cell.shape[0]
     width = hits.shape[1] - 1
     layer_cells = g.nx * g.ny if g.nz > 1 else g.nx
@@ -552,22 +528,3 @@ def fill_stripes(grid: CoherentGrid, parts: int) -> np.ndarray:
     wanted = np.arange(1, parts) * (n_alive / parts)
     cuts = layer_start[np.searchsorted(layer_start, wanted)]
     return np.unique(np.concatenate([[0], cuts, [n_alive]]).astype(np.int64))
-
-
-@numba.njit(parallel=True, cache=True)
-def metric_fill(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, stash, start, index):
-    """Metric rows, pass two: row i into index[start[i]:start[i+1]], sorted by index; copied
-    from the stash, or searched again when longer than the stash's width."""
-    width = stash.shape[1] - 1
-    for si in numba.prange(order.shape[0]):
-        i = order[si]
-        lo = start[i]
-        m = start[i + 1] - lo
-        if m <= width:
-            for u in range(m):
-                index[lo + u] = stash[si, u]
-        else:
-            tid = numba.get_thread_id()
-            nruns = block_runs(cell[i], g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
-            _scan_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, index, lo)
-        sort_row(index, lo, lo + m)

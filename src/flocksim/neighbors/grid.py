@@ -174,11 +174,6 @@ def build_cells(position: np.ndarray, alive: np.ndarray, g: GridGeometry) -> tup
     return cell_start, order
 
 
-METRIC_STASH = 7
-"""Neighbours per agent kept from the counting pass of :func:`metric_neighbors_grid`; longer
-rows are searched again in the writing pass."""
-
-
 def metric_neighbors_grid(
     position: np.ndarray, alive: np.ndarray, space: Space, radius: float, budget: PairBudget = UNLIMITED
 ) -> NeighborList:
@@ -194,19 +189,15 @@ def metric_neighbors_grid(
     return metric_rows(build_coherent_grid(position, alive, space, radius), n, dim, space, radius, budget)
 
 
-def metric_counts_grid(
-    grid: CoherentGrid, n: int, dim: int, space: Space, radius: float, stash_width: int = METRIC_STASH
-) -> tuple[np.ndarray, ...]:
-    """Pass one of :func:`metric_rows`: (row lengths (N,), stash, runs, shifts) (see ``metric_count``);
-    ``stash_width``: neighbours kept per agent (0: none)."""
+def metric_counts_grid(grid: CoherentGrid, n: int, dim: int, space: Space, radius: float) -> tuple[np.ndarray, ...]:
+    """Pass one of :func:`metric_rows`: (row lengths (N,), runs, shifts) (see ``metric_count``)."""
     from flocksim.neighbors.coherent import block_runs_scratch, metric_count
 
     runs, shifts = block_runs_scratch(numba.get_num_threads())
     counts = np.zeros(n, dtype=np.int64)
-    stash = np.empty((len(grid.order), stash_width + 1), dtype=np.int64)
     metric_count(grid.xs, grid.ys, grid.zs, grid.order, grid.cell_start, grid.geometry, dim, space, radius * radius,
-                 runs, shifts, stash, counts)  # fmt: skip
-    return counts, stash, runs, shifts
+                 runs, shifts, counts)  # fmt: skip
+    return counts, runs, shifts
 
 
 def metric_rows(
@@ -216,7 +207,7 @@ def metric_rows(
     after counting, before the list is allocated, when it would hold more pairs than ``budget``."""
     from flocksim.neighbors.coherent import FILL_HITS, fill_stripes, metric_fill_ascending
 
-    counts, _stash, runs, shifts = metric_counts_grid(grid, n, dim, space, radius, stash_width=0)
+    counts, runs, shifts = metric_counts_grid(grid, n, dim, space, radius)
     r2 = radius * radius
     g = grid.geometry
     start = starts_from_counts(counts)
