@@ -111,9 +111,9 @@ def test_crowd_maze_steps_equal_the_reference_path(monkeypatch):
     brute-force pass equals it only up to the order of summation (engines/cpu_overlap.py)."""
 
     def run(method, threads):
-        params = apply_overrides(load_preset("crowd-maze"), [f"neighbors.method={method}"])
+        params = apply_overrides(load_preset("crowd-maze"), ["agents.n=800", f"neighbors.method={method}"])
         sim = Simulation(params, seed=1, threads=threads)
-        sim.step(60)
+        sim.step(50)
         return sim.state
 
     fast = [run("grid", t) for t in (1, min(2, numba.config.NUMBA_NUM_THREADS))]
