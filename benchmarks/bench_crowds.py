@@ -8,7 +8,14 @@ player), all chasing the player at the centre with separation, alignment, obstac
 single steps are timed (median and best); then one more step is timed stage by stage:
 neighbour list, steering + integration, overlap resolution.
 
+``--preset crowd-maze`` times that preset instead, at its own size (2000 agents, a walled maze,
+flow-field navigation, 2 overlap passes): ``--warmup`` untimed steps (the crowd leaves its start
+area), then ``--steps`` single steps, each timed in wall time and in CPU time of the process
+(``time.process_time``: on a busy machine it counts only the time this process ran); medians and
+best, plus the same stage breakdown (with the targets component's share).
+
 Usage: NUMBA_NUM_THREADS=2 python benchmarks/bench_crowds.py [--n 100000] [--obstacles 1000] [--steps 30]
+       python benchmarks/bench_crowds.py --preset crowd-maze --threads 1 --warmup 200 --steps 300
 Prints one JSON object.
 """
 
@@ -30,6 +37,7 @@ from flocksim.config import validate
 from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.engines.cpu_reynolds import integrate_all, reynolds_accelerations
 from flocksim.neighbors import find_neighbors
+from flocksim.simulation import Component
 
 
 def scaled_params(n: int, obstacles: int, seed: int = 0):
@@ -77,14 +85,73 @@ def stages(sim: Simulation) -> dict[str, float]:
     }
 
 
+def timed_steps(sim: Simulation, steps: int) -> tuple[list[float], list[float]]:
+    """Wall and process CPU milliseconds of ``steps`` single steps."""
+    wall, cpu = [], []
+    for _ in range(steps):
+        t, c = time.perf_counter(), time.process_time()
+        sim.step()
+        cpu.append((time.process_time() - c) * 1e3)
+        wall.append((time.perf_counter() - t) * 1e3)
+    return wall, cpu
+
+
+def components_cpu_ms(sim: Simulation, components: list[Component]) -> float:
+    """CPU milliseconds of one more call of every component's before_step (the work they do
+    before each step: targets, flow-field waypoints). Called after the timed steps."""
+    c = time.process_time()
+    for component in components:
+        component.before_step(sim)
+    return (time.process_time() - c) * 1e3
+
+
+def preset_main(args: argparse.Namespace) -> None:
+    """Time a preset at its own size (see the module docstring)."""
+    sim = Simulation(load_preset(args.preset), threads=args.threads)
+    compile_s = sim.warm_up()
+    sim.step(args.warmup)
+    wall, cpu = timed_steps(sim, args.steps)
+    components_ms = components_cpu_ms(sim, sim.components)
+    c = time.process_time()
+    breakdown = stages(sim)
+    breakdown["stages_cpu_ms"] = (time.process_time() - c) * 1e3
+    print(
+        json.dumps(
+            {
+                "benchmark": "crowds-preset",
+                "preset": args.preset,
+                "n": sim.state.n,
+                "threads": numba.get_num_threads(),
+                "steps": args.steps,
+                "median_ms": statistics.median(wall),
+                "best_ms": min(wall),
+                "median_cpu_ms": statistics.median(cpu),
+                "best_cpu_ms": min(cpu),
+                "components_cpu_ms": components_ms,
+                **breakdown,
+                "first_step_s": compile_s,
+                "flocksim": __version__,
+                "python": platform.python_version(),
+                "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+            },
+            indent=1,
+        )
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--obstacles", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--preset", help="time this preset at its own size instead (e.g. crowd-maze)")
+    ap.add_argument("--threads", type=int, default=None, help="CPU threads (default: numba's)")
     args = ap.parse_args()
-    sim = Simulation(scaled_params(args.n, args.obstacles))
+    if args.preset:
+        preset_main(args)
+        return
+    sim = Simulation(scaled_params(args.n, args.obstacles), threads=args.threads)
     compile_s = sim.warm_up()
     sim.step(args.warmup)
     times = []

@@ -24,14 +24,20 @@ def bench(
     ] = "cpu",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the uniform random start.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON lines (no table).")] = False,
+    background_load: Annotated[
+        int, typer.Option(help="Busy processes (0..64) started before the timing and stopped after it.")
+    ] = 0,
 ) -> None:
     """Benchmark the engine: median and best milliseconds per step, compile time, peak memory.
 
     Every combination of --dim, --n and --neighbors is one case and one JSON line.
+    --background-load K keeps K more cores busy meanwhile (a contended machine).
     Example: flocksim bench --workload abm-flocking --dim 2 --n 100000 --neighbors metric --json
+    Example: flocksim bench --n 10000 --threads 1 --background-load 1
     """
     from rich.console import Console
 
+    from flocksim.background_load import BackgroundLoad, check_background_load
     from flocksim.bench import WORKLOADS, run_case
     from flocksim.cli import fail
 
@@ -49,37 +55,43 @@ def bench(
     for mode in modes:
         if mode not in ("metric", "topological"):
             fail(f"--neighbors: unknown mode {mode!r}; allowed: metric, topological")
+    try:
+        check_background_load(background_load)
+    except ValueError as exc:
+        fail(str(exc))
     err = Console(stderr=True)
     cases = [(d, size, mode) for d in dims for size in sizes for mode in modes]
     rows = []
-    for d, size, mode in cases:
-        if not as_json:
-            err.print(f"[dim]running {workload} {d}D n={size} {mode} ...", highlight=False)
-        if len(cases) == 1:
-            try:
-                row = run_case(workload, d, size, _mode(mode), k, steps, warmup, threads, engine, seed)
-            except ValueError as exc:
-                fail(str(exc))
-        else:  # a fresh process per case, so peak memory and compile time are the case's own
-            args = [sys.executable, "-m", "flocksim.cli", "bench", "--workload", workload, "--dim", str(d),
-                    "--n", str(size), "--neighbors", mode, "--k", str(k), "--steps", str(steps),
-                    "--warmup", str(warmup), "--engine", engine, "--seed", str(seed), "--json"]  # fmt: skip
-            if threads is not None:
-                args += ["--threads", str(threads)]
-            done = subprocess.run(args, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                err.print(done.stderr.strip(), markup=False, highlight=False)
-                raise typer.Exit(done.returncode)
-            row = json.loads(done.stdout.strip().splitlines()[-1])
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    with BackgroundLoad(background_load):  # started before the timing, stopped also on an error or Ctrl-C
+        for d, size, mode in cases:
+            if not as_json:
+                err.print(f"[dim]running {workload} {d}D n={size} {mode} ...", highlight=False)
+            if len(cases) == 1:
+                try:
+                    row = run_case(workload, d, size, _mode(mode), k, steps, warmup, threads, engine, seed)
+                except ValueError as exc:
+                    fail(str(exc))
+            else:  # a fresh process per case, so peak memory and compile time are the case's own (the load is ours)
+                args = [sys.executable, "-m", "flocksim.cli", "bench", "--workload", workload, "--dim", str(d),
+                        "--n", str(size), "--neighbors", mode, "--k", str(k), "--steps", str(steps),
+                        "--warmup", str(warmup), "--engine", engine, "--seed", str(seed), "--json"]  # fmt: skip
+                if threads is not None:
+                    args += ["--threads", str(threads)]
+                done = subprocess.run(args, capture_output=True, text=True, check=False)
+                if done.returncode != 0:
+                    err.print(done.stderr.strip(), markup=False, highlight=False)
+                    raise typer.Exit(done.returncode)
+                row = json.loads(done.stdout.strip().splitlines()[-1])
+            row["background_load"] = background_load
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     if not as_json:
         for row in rows:
             err.print(
                 f"{row['workload']} {row['dim']}D n={row['n']} {row['neighbors']}: "
                 f"{row['ms_per_step_median']:.2f} ms/step median ({row['ms_per_step_min']:.2f} best), "
                 f"{row['threads']} threads ({row['threading_layer']}), compile {row['compile_s']:.2f} s, "
-                f"peak RSS {row['peak_rss_mb']:.0f} MB",
+                f"peak RSS {row['peak_rss_mb']:.0f} MB, {row['background_load']} busy processes",
                 highlight=False,
             )
 

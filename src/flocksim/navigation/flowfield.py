@@ -88,6 +88,7 @@ class FlowField:
         self.usable = self.allowed | (walls[None] & np.stack([_shifted(~walls, dr, dc, False) for dr, dc in MOVES]))
         self.edge_walls = np.nonzero(walls & self.usable.any(axis=0))
         self.target_cell: tuple[int, int] | None = None
+        self._target_point = np.zeros(0)  # the point of the last update
         self.cost = np.full(grid.shape, np.inf)
         self.direction = np.zeros((*grid.shape, 2))
         self.recomputes = 0
@@ -109,6 +110,10 @@ class FlowField:
     def update(self, target: np.ndarray) -> bool:
         """Point the field at ``target`` (2,) [units]; recompute only if its cell changed. Returns
         whether it recomputed."""
+        target = np.asarray(target, dtype=np.float64)
+        if self.recomputes > 0 and np.array_equal(target, self._target_point):  # the same point: the same cell
+            return False
+        self._target_point = target.copy()
         cell = self.source_cell(target)
         if cell == self.target_cell and self.recomputes > 0:
             return False

@@ -25,7 +25,7 @@ import numpy as np
 from flocksim.kernels.compile import device
 from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
 from flocksim.neighbors.knn import agents_per_cell, knn_cell_width, offset_range, wrap_offset
-from flocksim.neighbors.pairs import knn_insert_keyed, sort_row
+from flocksim.neighbors.pairs import knn_insert_keyed
 from flocksim.space import Space, displacement, min_image
 
 
@@ -402,46 +402,23 @@ def _pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space):
 
 
 @device
-def _scan_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, out, base):
-    """Indices of the agents within the radius of the agent in slot si, in the block's runs
-    (block order), into out[base:]; returns how many."""
+def _count_metric(si, nruns, tid, runs, xs, ys, zs, dim, space, radius2):
+    """How many agents lie within the radius of the agent in slot si (branch-free)."""
     xi = xs[si]
     yi = ys[si]
     zi = zs[si]
     m = 0
     for q in range(nruns):
         for s in range(runs[tid, q, 0], runs[tid, q, 1]):
-            if s != si and _pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space) <= radius2:
-                out[base + m] = order[s]
-                m += 1
-    return m
-
-
-@device
-def _count_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, stash, width):
-    """How many agents lie within the radius of the agent in slot si; the first ``width`` of
-    their indices go to stash[si, :width] (branch-free: every candidate is written at the fill
-    position, clamped to the spare last column, and the fill advances only for a neighbour)."""
-    xi = xs[si]
-    yi = ys[si]
-    zi = zs[si]
-    m = 0
-    for q in range(nruns):
-        for s in range(runs[tid, q, 0], runs[tid, q, 1]):
-            hit = (_pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space) <= radius2) & (s != si)
-            stash[si, min(m, width)] = order[s]
-            m += hit
+            m += (_pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space) <= radius2) & (s != si)
     return m
 
 
 @numba.njit(parallel=True, cache=True)
-def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts, stash, counts):
+def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts, counts):
     """Metric rows, pass one, cell row by cell row: every agent of an occupied cell
     scans the cell's block as runs of slots (``runs``, ``shifts``: :func:`block_runs`'s per-thread
-    scratch); counts[i] = agent i's row length (dead agents' entries are left alone), and its first
-    w neighbours (w = stash.shape[1] - 1; the last column is spare) go to stash[slot] for
-    :func:`metric_fill`."""
-    width = stash.shape[1] - 1
+    scratch); counts[i] = agent i's row length (dead agents' entries are left alone)."""
     for row in numba.prange(g.ny * g.nz):
         iy = row % g.ny
         iz = row // g.ny
@@ -454,24 +431,100 @@ def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, sh
                 continue
             nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
             for si in range(lo, hi):
-                counts[order[si]] = _count_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, stash,
-                                                  width)  # fmt: skip
+                counts[order[si]] = _count_metric(si, nruns, tid, runs, xs, ys, zs, dim, space, radius2)
 
 
 @numba.njit(parallel=True, cache=True)
-def metric_fill(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, stash, start, index):
-    """Metric rows, pass two: row i into index[start[i]:start[i+1]], sorted by index; copied
-    from the stash, or searched again when longer than the stash's width."""
-    width = stash.shape[1] - 1
-    for si in numba.prange(order.shape[0]):
-        i = order[si]
-        lo = start[i]
-        m = start[i + 1] - lo
-        if m <= width:
-            for u in range(m):
-                index[lo + u] = stash[si, u]
+def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, hits, stripes,
+                          fill, index):  # fmt: skip
+    """Metric rows, pass two, without sorting: every alive agent j, in increasing index, scans its
+    block and appends j to the row of each agent i within the radius of it, so rows fill in
+    increasing neighbour index. The distance is computed from i's side, as a scan of i's own block
+    would (and blocks are symmetric: i lies in j's block exactly when j lies in i's), so the rows
+    are bitwise those of the brute-force reference. ``fill``: start[:-1] on entry (row i is written
+    at index[fill[i]:], fill[i] advances). ``stripes`` (S + 1,): slot bounds of S stripes of whole
+    layers of cells (see :func:`fill_stripes`); stripe t appends only to the rows of the agents in
+    its slots, so no two threads write the same row and the result is that of one thread.
+    ``hits``: per-thread scratch (threads, w + 1) int64 (:data:`FILL_HITS`)."""
+    n = cell.shape[0]
+    width = hits.shape[1] - 1
+    layer_cells = g.nx * g.ny if g.nz > 1 else g.nx
+    layers = g.nz if g.nz > 1 else g.ny
+    for t in numba.prange(stripes.shape[0] - 1):
+        s0 = stripes[t]
+        s1 = stripes[t + 1]
+        if s0 == s1:
+            continue
+        tid = numba.get_thread_id()
+        l0 = cell[order[s0]] // layer_cells  # the stripe's first and last layer
+        l1 = cell[order[s1 - 1]] // layer_cells
+        for j in range(n):
+            c = cell[j]
+            if c < 0:
+                continue
+            if s0 > 0 or s1 < order.shape[0]:  # a block reaches one layer either side (wrapped)
+                lj = c // layer_cells
+                near = l0 - 1 <= lj <= l1 + 1
+                if g.periodic:
+                    near = near or layers < 3 or (lj == layers - 1 and l0 == 0) or (lj == 0 and l1 == layers - 1)
+                if not near:
+                    continue
+            ix = c % g.nx
+            iy = (c // g.nx) % g.ny
+            iz = c // (g.nx * g.ny)
+            nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+            sj = _slot_of(j, c, cell_start, order)
+            # branch-free: every candidate's slot is written at the hit count, which advances on a hit
+            # (a scan-and-branch mispredicts on most misses); a hit list longer than the scratch
+            # (a crowd packed far beyond the radius) is scanned again with a branch
+            m = 0
+            for q in range(nruns):
+                for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
+                    hit = (_pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2) & (s != sj)
+                    hits[tid, min(m, width)] = s
+                    m += hit
+            if m <= width:
+                for u in range(m):
+                    i = order[hits[tid, u]]
+                    index[fill[i]] = j
+                    fill[i] += 1
+                continue
+            for q in range(nruns):
+                for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
+                    if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
+                        i = order[s]
+                        index[fill[i]] = j
+                        fill[i] += 1
+
+
+FILL_HITS = 256
+"""Hits of one agent that :func:`metric_fill_ascending` collects in its scratch before it falls back
+to a second, branching scan."""
+
+
+@device
+def _slot_of(j, c, cell_start, order):
+    """Slot of agent j in its cell c (agents of a cell are in increasing index: a binary search)."""
+    lo = cell_start[c]
+    hi = cell_start[c + 1]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if order[mid] <= j:
+            lo = mid
         else:
-            tid = numba.get_thread_id()
-            nruns = block_runs(cell[i], g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
-            _scan_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, index, lo)
-        sort_row(index, lo, lo + m)
+            hi = mid
+    return lo
+
+
+def fill_stripes(grid: CoherentGrid, parts: int) -> np.ndarray:
+    """Slot bounds (parts + 1,) of at most ``parts`` stripes of :func:`metric_fill_ascending`: runs of
+    whole layers of cells (z layers in 3D, y rows in 2D) holding about equal numbers of agents."""
+    g = grid.geometry
+    n_alive = len(grid.order)
+    if parts <= 1 or n_alive == 0:
+        return np.array([0, n_alive], dtype=np.int64)
+    layer_cells = g.nx * g.ny if g.nz > 1 else g.nx
+    layer_start = grid.cell_start[::layer_cells]  # slot where each layer starts, and the end
+    wanted = np.arange(1, parts) * (n_alive / parts)
+    cuts = layer_start[np.searchsorted(layer_start, wanted)]
+    return np.unique(np.concatenate([[0], cuts, [n_alive]]).astype(np.int64))

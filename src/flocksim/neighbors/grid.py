@@ -175,11 +175,6 @@ def build_cells(position: np.ndarray, alive: np.ndarray, g: GridGeometry) -> tup
     return cell_start, order
 
 
-METRIC_STASH = 7
-"""Neighbours per agent kept from the counting pass of :func:`metric_neighbors_grid`; longer
-rows are searched again in the writing pass."""
-
-
 def metric_neighbors_grid(
     position: np.ndarray, alive: np.ndarray, space: Space, radius: float, budget: PairBudget = UNLIMITED
 ) -> NeighborList:
@@ -196,15 +191,14 @@ def metric_neighbors_grid(
 
 
 def metric_counts_grid(grid: CoherentGrid, n: int, dim: int, space: Space, radius: float) -> tuple[np.ndarray, ...]:
-    """Pass one of :func:`metric_rows`: (row lengths (N,), stash, runs, shifts) (see ``metric_count``)."""
+    """Pass one of :func:`metric_rows`: (row lengths (N,), runs, shifts) (see ``metric_count``)."""
     from flocksim.neighbors.coherent import block_runs_scratch, metric_count
 
     runs, shifts = block_runs_scratch(numba.get_num_threads())
     counts = np.zeros(n, dtype=np.int64)
-    stash = np.empty((len(grid.order), METRIC_STASH + 1), dtype=np.int64)
     metric_count(grid.xs, grid.ys, grid.zs, grid.order, grid.cell_start, grid.geometry, dim, space, radius * radius,
-                 runs, shifts, stash, counts)  # fmt: skip
-    return counts, stash, runs, shifts
+                 runs, shifts, counts)  # fmt: skip
+    return counts, runs, shifts
 
 
 def metric_rows(
@@ -212,14 +206,18 @@ def metric_rows(
 ) -> NeighborList:
     """Metric neighbour rows of n agents from a coherent grid built for ``radius`` (> 0); BudgetError
     after counting, before the list is allocated, when it would hold more pairs than ``budget``."""
-    from flocksim.neighbors.coherent import metric_fill
+    from flocksim.neighbors.coherent import FILL_HITS, fill_stripes, metric_fill_ascending
 
-    counts, stash, runs, shifts = metric_counts_grid(grid, n, dim, space, radius)
+    counts, runs, shifts = metric_counts_grid(grid, n, dim, space, radius)
     r2 = radius * radius
     g = grid.geometry
     start = starts_from_counts(counts)
     budget.check_metric(int(start[-1]), len(grid.order), radius)
     index = np.empty(start[-1], dtype=np.int64)
-    metric_fill(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g, dim, space, r2, runs, shifts,
-                stash, start, index)  # fmt: skip
+    fill = start[:-1].copy()
+    threads = numba.get_num_threads()
+    stripes = fill_stripes(grid, threads)
+    hits = np.empty((threads, FILL_HITS + 1), dtype=np.int64)
+    metric_fill_ascending(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g, dim, space, r2, runs,
+                          shifts, hits, stripes, fill, index)  # fmt: skip
     return NeighborList(start, index)

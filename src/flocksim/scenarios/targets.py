@@ -29,6 +29,7 @@ import numpy as np
 from flocksim.budgets import check_flow_fields
 from flocksim.navigation.flowfield import FlowField, grid_graph, move_allowed
 from flocksim.navigation.occupancy import OccupancyGrid, walls_from_image, walls_from_map, walls_from_obstacles
+from flocksim.navigation.waypoints import field_waypoints
 from flocksim.scenarios.slots import assign_slots, random_offsets, ring_offsets
 
 if TYPE_CHECKING:
@@ -197,25 +198,34 @@ class Targets:
         kind = state.kind.astype(np.int64)
         if kind.min(initial=0) < 0:
             raise ValueError("targets: agent kinds (groups) must be >= 0")
-        groups = np.unique(kind[state.alive])
-        labels, inverse = np.unique(kind, return_inverse=True)  # one row per kind present, not per kind value
-        points = np.array([self.target_of(int(k)) for k in labels]).reshape(-1, 3)[inverse.reshape(-1)]
+        if len(kind) and kind[0] == kind.min() == kind.max():  # one kind (most scenes): no sorting
+            groups = kind[:1] if state.alive.any() else kind[:0]
+            points = np.empty((len(kind), 3))
+            points[:] = self.target_of(int(kind[0]))
+        else:
+            groups = np.unique(kind[state.alive])
+            labels, inverse = np.unique(kind, return_inverse=True)  # one row per kind present, not per kind value
+            points = np.array([self.target_of(int(k)) for k in labels]).reshape(-1, 3)[inverse.reshape(-1)]
         goal_plane = points[:, self.plane].copy()
         if self.slots.mode != "none":
             self._update_offsets(sim, groups)
-            if len(self.offset_ids):
+            if np.array_equal(self.offset_ids, state.ids):  # every agent holds an offset, in row order
+                goal_plane += self.offsets
+            elif len(self.offset_ids):
                 k = np.minimum(np.searchsorted(self.offset_ids, state.ids), len(self.offset_ids) - 1)
                 has = self.offset_ids[k] == state.ids
                 goal_plane[has] += self.offsets[k[has]]
         own_rows, own_k = self._own_target_rows(state)
         if self.navigator is not None:
-            plane = state.position[:, self.plane]
+            nav = self.navigator
             follows = state.alive.copy()
             follows[own_rows] = False
             for g in groups:
-                rows = np.flatnonzero((kind == g) & follows)
-                field = self.navigator.field(int(g), self.target_of(int(g))[list(self.plane)])
-                goal_plane[rows] = self.navigator.waypoints(field, plane[rows], goal_plane[rows])
+                rows = np.flatnonzero((kind == g) & follows) if len(groups) > 1 else np.flatnonzero(follows)
+                field = nav.field(int(g), self.target_of(int(g))[list(self.plane)])
+                # compiled Navigator.waypoints (bitwise the same), in place
+                field_waypoints(field, state.position, self.plane, rows, goal_plane, nav.bilinear, nav.direct_radius,
+                                nav.lead)  # fmt: skip
         points[:, self.plane[0]] = goal_plane[:, 0]
         points[:, self.plane[1]] = goal_plane[:, 1]
         points[own_rows] = self.agent_points[own_k]
@@ -267,6 +277,8 @@ class Targets:
         state = sim.state
         alive_ids = state.ids[state.alive]
         if self.slots.mode == "random":
+            if np.array_equal(self.offset_ids, alive_ids):  # nobody joined or left: nothing to draw or drop
+                return
             keep = np.isin(self.offset_ids, alive_ids)
             new_ids = np.setdiff1d(alive_ids, self.offset_ids[keep])
             ids = np.concatenate([self.offset_ids[keep], new_ids])
