@@ -124,9 +124,10 @@ void main() {
     }
   }
   vec3 local = position;
+  vec4 centre = modelViewMatrix * vec4(p, 1.0);  // the bird's centre in view space
   float depth = 0.0;
   if (uDim > 2.5) {
-    depth = max(-(modelViewMatrix * vec4(p, 1.0)).z, 1e-6);
+    depth = max(-centre.z, 1e-6);
     size = max(size, minPixels * depth * uPixelSize / 1.6);  // base shapes are 1.6 long
     local.y += abs(local.z) * 0.45 * sin(uFlap + float(gl_InstanceID) * 2.39996);
     // flat shading from the face normal and aerial perspective, per vertex: the fragment shader
@@ -137,16 +138,23 @@ void main() {
     float haze = clamp((depth - uFogNear) / max(uFogFar - uFogNear, 1e-6), 0.0, 1.0);
     colour = mix(colour, uHazeColor, haze * uFogMax * (1.0 - 0.75 * vHighlight));
   }
-  vec3 world = p + size * (local.x * fwd + local.y * up + local.z * side);
-  if (uDim < 2.5) world.z = lift;
-  vec4 view = modelViewMatrix * vec4(world, 1.0);
-  if (uDim > 2.5 && vHighlight > 0.7) {
-    float depth = max(-view.z, 1e-6);
-    view.xyz *= (depth - min(uXray, 0.9 * depth)) / depth;
+  vec3 offset = size * (local.x * fwd + local.y * up + local.z * side);  // from the centre [world units]
+  vec4 view;
+  if (uDim < 2.5) {
+    vec3 world = vec3(p.xy + offset.xy, lift);
+    view = modelViewMatrix * vec4(world, 1.0);
+    vWorld = (modelMatrix * vec4(world, 1.0)).xyz;  // for the world's clip region
+  } else {
+    // the centre's view position plus the rotated offset: one matrix product per vertex less
+    view = vec4(centre.xyz + mat3(modelViewMatrix) * offset, 1.0);
+    vWorld = vec3(0.0);  // 3D does not clip
+    if (vHighlight > 0.7) {
+      float d = max(-view.z, 1e-6);
+      view.xyz *= (d - min(uXray, 0.9 * d)) / d;
+    }
   }
   vColor = colour;
   vEdge = aEdge;
-  vWorld = (modelMatrix * vec4(world, 1.0)).xyz;
   gl_Position = projectionMatrix * view;
 }
 `;
