@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 from flocksim.bench import abm_side, abm_workload
 from flocksim.cli import app
 
-KEYS = {"workload", "dim", "n", "neighbors", "engine", "threads", "precision", "steps", "ms_per_step_median",
-        "ms_per_step_min", "mean_neighbors", "compile_s", "peak_rss_mb", "background_load", "threading_layer"}  # fmt: skip
+KEYS = {"workload", "dim", "n", "neighbors", "engine", "threads", "threading_layer", "precision", "steps",
+        "ms_per_step_median", "ms_per_step_min", "mean_neighbors", "compile_s", "peak_rss_mb",
+        "background_load"}  # fmt: skip
 
 
 def test_workload_keeps_the_large_models_density():
