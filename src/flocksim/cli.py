@@ -1,19 +1,21 @@
-"""The ``flocksim`` command line: the app, the helpers every command shares (one-line errors with
-exit status 2, outputs written whole), and the command modules ``cli_*.py`` registered in order."""
+"""The ``flocksim`` command line: the app (one-line usage errors, exit status 2) and the command
+modules ``cli_*.py`` registered in the order ``flocksim --help`` lists them; the helpers they share
+are in :mod:`flocksim.cli_common`."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from flocksim.atomic import OutputError, atomic_open, check_output
 from flocksim.budgets import BudgetError
-from flocksim.config import AnyParams, apply_overrides, load_toml
-from flocksim.scenarios import load_preset
+
+# the shared helpers, also importable from here
+from flocksim.cli_common import UsageError as UsageError
+from flocksim.cli_common import check_output_path as check_output_path
+from flocksim.cli_common import err
+from flocksim.cli_common import fail as fail
+from flocksim.cli_common import out as out
 
 # click's exception base, found through typer's public BadParameter (click is vendored in newer typers)
 _ClickError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -54,51 +56,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
-
-Overrides = Annotated[
-    list[str] | None,
-    typer.Option("--set", help="Override a parameter, e.g. --set rules.alignment.weight=0.5 (repeatable)."),
-]
-
-
-class UsageError(Exception):
-    """Bad input found by flocksim itself: printed as one line, exit status 2."""
-
-
-def fail(message: str) -> None:
-    err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
-
-
-def resolve_params(target: str, overrides: list[str] | None) -> AnyParams:
-    """A preset name or a TOML file, with dotted overrides applied."""
-    path = Path(target)
-    params = load_toml(path) if target.endswith(".toml") or path.is_file() else load_preset(target)
-    return apply_overrides(params, overrides or [])
-
-
-@contextmanager
-def atomic_output(path: Path | None):
-    """A text handle for ``path`` (None: no handle), written as :func:`flocksim.atomic.atomic_open`
-    does: ``-`` is standard output, a FIFO or device is written straight into, a file (or the
-    file a link points to) is replaced only if the block succeeds."""
-    if path is None:
-        yield None
-        return
-    with atomic_open(path, "w", newline="", encoding="utf-8") as handle:
-        yield handle
-
-
-def check_output_path(option: str, path: Path | None, stdout_ok: bool = False) -> None:
-    """Refuse an output path that cannot be written (see :func:`flocksim.atomic.check_output`)."""
-    try:
-        check_output(option, path, stdout_ok=stdout_ok)
-    except OutputError as exc:
-        raise UsageError(str(exc)) from None
-
-
 # the commands, one module a group, registered in the order `flocksim --help` lists them
 from flocksim import cli_run  # noqa: E402  (registers `flocksim run`)
 

@@ -39,7 +39,7 @@ def bench(
 
     from flocksim.background_load import BackgroundLoad, check_background_load
     from flocksim.bench import WORKLOADS, run_case
-    from flocksim.cli import fail
+    from flocksim.cli_common import fail
 
     dims = dim or [2]
     sizes = n or [100_000]

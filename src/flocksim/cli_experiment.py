@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from flocksim.atomic import is_stdout
-from flocksim.cli import UsageError, atomic_output, check_output_path, err, fail, out
+from flocksim.cli_common import UsageError, atomic_output, check_output_path, err, fail, out
 from flocksim.config import ConfigError
 
 

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from flocksim.cli import Overrides, UsageError, atomic_output, check_output_path, fail, out, resolve_params
+from flocksim.cli_common import Overrides, UsageError, atomic_output, check_output_path, fail, out, resolve_params
 from flocksim.config import ConfigError, dumps_toml
 from flocksim.params import params_json_schema
 from flocksim.scenarios import preset_descriptions

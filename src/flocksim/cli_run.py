@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from flocksim.atomic import is_stdout
-from flocksim.cli import Overrides, UsageError, atomic_output, check_output_path, err, fail, out, resolve_params
+from flocksim.cli_common import Overrides, UsageError, atomic_output, check_output_path, err, fail, out, resolve_params
 from flocksim.config import ConfigError
 from flocksim.metrics import METRIC_NAMES
 

@@ -85,7 +85,7 @@ def serve(
     import numba
     import uvicorn
 
-    from flocksim.cli import err, fail, out
+    from flocksim.cli_common import err, fail, out
     from flocksim.engines import ENGINES
     from flocksim.viewer.controls import MAX_CONTROL_BYTES
     from flocksim.viewer.http import guarded_protocol
@@ -157,7 +157,7 @@ def serve(
 
 def _bind(host: str, port: int) -> socket.socket:
     """A listening-ready TCP socket on host:port; a one-line error (exit 2) if the port is taken."""
-    from flocksim.cli import fail
+    from flocksim.cli_common import fail
 
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from flocksim.cli import UsageError, check_output_path, err, fail, out
+from flocksim.cli_common import UsageError, check_output_path, err, fail, out
 
 
 def render(

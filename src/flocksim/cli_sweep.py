@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from flocksim.cli import UsageError, check_output_path, err, fail, out
+from flocksim.cli_common import UsageError, check_output_path, err, fail, out
 from flocksim.config import ConfigError
 
 

@@ -48,7 +48,7 @@ def analyze(
     from rich.markup import escape
     from rich.table import Table
 
-    from flocksim.cli import UsageError, check_output_path, fail
+    from flocksim.cli_common import UsageError, check_output_path, fail
     from flocksim.io import TrajectoryError
     from flocksim.io.tracks import TracksError, open_tracks
     from flocksim.metrics.series import analyze as analyze_tracks
@@ -98,7 +98,7 @@ def export(
     """
     from rich.console import Console
 
-    from flocksim.cli import UsageError, check_output_path, fail
+    from flocksim.cli_common import UsageError, check_output_path, fail
     from flocksim.io import TrajectoryError
     from flocksim.io.movement import export_run
     from flocksim.io.tracks import TracksError
