@@ -502,8 +502,19 @@ export class ViewRenderer {
    *   differing pixels' bounds [left, top, right, bottom] in client (CSS pixel) coordinates
    */
   foregroundPixels() {
-    const flock = [this.agents.mesh, this.predators.mesh, this.targets.mesh, this.trails.mesh];
-    const shown = flock.map((m) => m.visible);
+    return this.pixelsAddedBy([this.agents.mesh, this.predators.mesh, this.targets.mesh, this.trails.mesh]);
+  }
+
+  /**
+   * What some objects of the scene add to the picture: the scene rendered without them and with
+   * them (as they are shown), compared pixel by pixel.
+   *
+   * @param {THREE.Object3D[]} objects
+   * @returns {{width: number, height: number, foreground: number, box: number[]|null}} box: the
+   *   differing pixels' bounds [left, top, right, bottom] in client (CSS pixel) coordinates
+   */
+  pixelsAddedBy(objects) {
+    const shown = objects.map((m) => m.visible);
     const gl = this.renderer.getContext();
     const w = gl.drawingBufferWidth;
     const h = gl.drawingBufferHeight;
@@ -513,11 +524,11 @@ export class ViewRenderer {
       gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
       return px;
     };
-    for (const m of flock) m.visible = false;
+    for (const m of objects) m.visible = false;
     const without = read();
-    flock.forEach((m, k) => (m.visible = shown[k]));
-    const withFlock = read();
-    const { count, box } = pixelDifference(without, withFlock, w, h);
+    objects.forEach((m, k) => (m.visible = shown[k]));
+    const withThem = read();
+    const { count, box } = pixelDifference(without, withThem, w, h);
     const rect = this.canvas.getBoundingClientRect();
     const sx = rect.width / w;
     const sy = rect.height / h;

@@ -8,7 +8,6 @@
 import * as THREE from "three";
 
 import { SUN_DIRECTION } from "./palette.js";
-import { pixelDifference } from "./pixels.js";
 
 const HEADER_BYTES = 32;
 const ROCK_COLOR = 0x8a7a68;
@@ -145,23 +144,9 @@ export class RockLayer {
    * Pixels the rocks add to the picture: the view rendered without and with them, compared.
    *
    * @param {import("./renderer.js").ViewRenderer} view
-   * @returns {{foreground: number, width: number, height: number}}
+   * @returns {{foreground: number, width: number, height: number, box: number[]|null}}
    */
   pixels(view) {
-    const gl = view.renderer.getContext();
-    const w = gl.drawingBufferWidth;
-    const h = gl.drawingBufferHeight;
-    const read = () => {
-      view.render();
-      const px = new Uint8Array(w * h * 4);
-      gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
-      return px;
-    };
-    const shown = this.group.visible;
-    this.group.visible = false;
-    const without = read();
-    this.group.visible = shown;
-    const withRocks = read();
-    return { foreground: pixelDifference(without, withRocks, w, h).count, width: w, height: h };
+    return view.pixelsAddedBy([this.group]);
   }
 }
