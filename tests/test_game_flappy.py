@@ -170,6 +170,22 @@ def test_chunk_cache_is_bounded_and_drops_chunks_behind():
     assert min(cache.chunks) > 20  # the early chunks were dropped
 
 
+def test_the_next_chunk_is_meshed_ahead_and_equals_one_meshed_in_place():
+    g = params("game.chunks_ahead=2", "game.chunks_behind=1", "game.max_triangles=3000").game
+    course = Course(g, 60.0, 60.0, seed=1)
+    cache = ChunkCache(course)
+    cache.update(0.0)  # chunks 0 and 1 held, chunk 2 started ahead
+    assert list(cache._ahead) == [2]
+    x = float(course.wall_x(1))  # the flock reaches chunk 1: chunk 3 is wanted, 2 comes from ahead
+    cache.update(x)
+    assert sorted(cache.chunks) == [0, 1, 2, 3] and list(cache._ahead) == [4]
+    for k in (2, 3):
+        direct = mesh_chunk(course, k)
+        assert np.array_equal(cache.chunks[k].vertices, direct.vertices)
+        assert np.array_equal(cache.chunks[k].triangles, direct.triangles)
+        assert np.array_equal(cache.chunks[k].spheres, direct.spheres)
+
+
 def test_rock_message_round_trip_and_errors():
     m = mesh_chunk(Course(params().game, 60.0, 60.0, seed=0), 2)
     data = encode_rocks(m)
