@@ -402,6 +402,23 @@ def _pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space):
 
 
 @device
+def _scan_metric(si, nruns, tid, runs, xs, ys, zs, order, dim, space, radius2, out, base):
+    """Indices of the agents within the radius of the agent in slot si, in the block's runs
+    (block order), into out[base:]; returns how many. The CUDA grid's metric rows
+    (neighbors/cuda_grid.py), which sort each row after."""
+    xi = xs[si]
+    yi = ys[si]
+    zi = zs[si]
+    m = 0
+    for q in range(nruns):
+        for s in range(runs[tid, q, 0], runs[tid, q, 1]):
+            if s != si and _pair_d2(xi, yi, zi, s, xs, ys, zs, dim, space) <= radius2:
+                out[base + m] = order[s]
+                m += 1
+    return m
+
+
+@device
 def _count_metric(si, nruns, tid, runs, xs, ys, zs, dim, space, radius2):
     """How many agents lie within the radius of the agent in slot si (branch-free)."""
     xi = xs[si]
