@@ -46,3 +46,12 @@ def configure() -> None:
     if os.environ.get("NUMBA_THREADING_LAYER") or os.environ.get("NUMBA_THREADING_LAYER_PRIORITY"):
         return
     numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
+
+
+def layer_in_use() -> str:
+    """numba's threading layer in this process ("tbb", "omp", "workqueue"), or "none" before a
+    parallel kernel ran (numba starts its threads then; the CUDA engine runs none)."""
+    try:
+        return numba.threading_layer()
+    except ValueError:
+        return "none"

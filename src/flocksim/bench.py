@@ -15,6 +15,7 @@ import statistics
 import time
 from typing import Any, Literal
 
+from flocksim import _threading
 from flocksim.config import validate
 from flocksim.params import AbmFlockingParams
 
@@ -59,17 +60,6 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def threading_layer() -> str:
-    """numba's threading layer in this process ("tbb", "omp", "workqueue"), or "none" before a
-    parallel kernel ran (the CUDA engine runs none)."""
-    import numba
-
-    try:
-        return numba.threading_layer()
-    except ValueError:
-        return "none"
-
-
 def run_case(
     workload: str,
     dim: int,
@@ -107,7 +97,7 @@ def run_case(
         "neighbors": neighbors,
         "engine": engine,
         "threads": threads if threads is not None else numba.get_num_threads(),
-        "threading_layer": threading_layer(),
+        "threading_layer": _threading.layer_in_use(),
         "precision": "float64",
         "steps": steps,
         "ms_per_step_median": statistics.median(times) if times else float("nan"),

@@ -114,13 +114,9 @@ _BUILD_LOCK = threading.Lock()
 def _engine_guard() -> Any:
     """The process-wide lock under numba's workqueue layer (or before any parallel kernel ran,
     when the layer is not known yet); a no-op under the thread-safe omp and tbb layers."""
-    import numba
+    from flocksim._threading import layer_in_use
 
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no parallel kernel has run yet
-        return _ENGINE_LOCK
-    return _ENGINE_LOCK if layer == "workqueue" else contextlib.nullcontext()
+    return _ENGINE_LOCK if layer_in_use() in ("workqueue", "none") else contextlib.nullcontext()
 
 
 def check_agent_cap(params: AnyParams, max_agents: int) -> None:
@@ -375,10 +371,10 @@ class ViewerSession:
             return {"name": "cuda", "threads": None, "layer": None}
         import numba
 
-        from flocksim.bench import threading_layer
+        from flocksim._threading import layer_in_use
 
         threads = self.threads if self.threads is not None else numba.config.NUMBA_NUM_THREADS
-        return {"name": "cpu", "threads": threads, "layer": threading_layer()}
+        return {"name": "cpu", "threads": threads, "layer": layer_in_use()}
 
     def simulations(self) -> list[Simulation]:
         """The connection's simulations: the one shown, then the parked ones."""
