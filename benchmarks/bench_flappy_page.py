@@ -16,7 +16,7 @@ drawn: on a busy machine the frame rates fall with the load, CPU per frame hardl
 for ``rocks``, the rock meshes and triangles on the page. ``ratio`` = rocks live_fps /
 no_rocks live_fps; the issue's target is >= 0.8.
 
-Usage: python benchmarks/bench_flappy_page.py [--n 150] [--seconds 10]
+Usage: python benchmarks/bench_flappy_page.py [--n 150] [--seconds 10] [--set game.cell_size=3]
 Prints one JSON object.
 """
 
@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from playwright.sync_api import sync_playwright
 
@@ -69,7 +70,7 @@ def measure(browser, url: str, server_pid: int, args: argparse.Namespace) -> dic
         }
         rocks = page.evaluate("flocksim.game ? flocksim.rocks : null")
         if rocks is not None:
-            row.update(rock_meshes=rocks["meshes"], rock_triangles=rocks["triangles"])
+            row.update(rock_meshes=rocks["meshes"], rock_meshes_drawn=rocks["drawn"], rock_triangles=rocks["triangles"])
         return row
     finally:
         page.close()
@@ -83,11 +84,19 @@ def main() -> None:
     parser.add_argument("--sps", type=float, default=60.0, help="the server's steps per second")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="a parameter for both pages (the page's ?set=), e.g. game.cell_size=3; repeatable",
+    )
     args = parser.parse_args()
     if not (STATIC_DIR / "index.html").exists():
         raise SystemExit(f"the page is not built ({STATIC_DIR}); run ./dev.sh setup")
     port = free_port()
-    base = f"http://127.0.0.1:{port}/?preset=flappy-boids&set=agents.n%3D{args.n}"
+    sets = [f"agents.n={args.n}", *args.set]
+    base = f"http://127.0.0.1:{port}/?preset=flappy-boids" + "".join(f"&set={quote(s)}" for s in sets)
     server = start_server(port, args.sps)
     try:
         with sync_playwright() as pw:
@@ -99,7 +108,8 @@ def main() -> None:
                 browser.close()
     finally:
         stop_server(server)
-    row = {"n": args.n, "rocks": rocks, "no_rocks": bare, "ratio": round(rocks["live_fps"] / bare["live_fps"], 3)}
+    ratio = round(rocks["live_fps"] / bare["live_fps"], 3)
+    row = {"n": args.n, "set": args.set, "rocks": rocks, "no_rocks": bare, "ratio": ratio}
     row.update(viewport=[args.width, args.height], sps=args.sps, cpus=os.cpu_count(), machine=platform.machine(),
                flocksim=flocksim.__version__)  # fmt: skip
     print(json.dumps(row), flush=True)

@@ -74,6 +74,9 @@ def test_play_with_keys_score_rises_rocks_drawn_restart(page, tmp_path):
     # the rock meshes are drawn: the view differs from the view without them
     drawn = hook(page, "rockPixels()")
     assert drawn["foreground"] > 2000, drawn
+    # only the rock up to two walls ahead is drawn: the farther chunks the server sent are not
+    rocks = hook(page, "rocks")
+    assert 1 <= rocks["drawn"] < rocks["meshes"], rocks
     out = Path(os.environ.get("FLOCKSIM_SCREENSHOTS") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(out / "viewer-flappy-boids-play.png"))

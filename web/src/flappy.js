@@ -29,6 +29,10 @@ export const STEER_KEYS = {
 /** Chase camera: offset from the target and the point it looks at, ahead of the target [world units]. */
 const CAMERA_BEHIND = [-32, 9, 0];
 const CAMERA_AHEAD = [24, 0, 0];
+/** Rock is drawn this many walls ahead of the target, the farthest wall fading in from the haze. */
+const VIEW_WALLS = 2;
+/** Wall spacing [world units] until the game's parameters arrive. */
+const DEFAULT_WALL_SPACING = 60;
 /** Distance on screen from the target at which the mouse or a finger steers at full rate, per view height. */
 const POINTER_FULL = 0.2;
 const POINTER_INTERVAL_MS = 33;
@@ -81,7 +85,8 @@ export class FlappyPage {
     this.view = view;
     this.canvas = canvas;
     this.send = send;
-    this.rocks = new RockLayer();
+    this.rocks = new RockLayer(view.shared);
+    this.wallSpacing = DEFAULT_WALL_SPACING;
     view.scene.add(this.rocks.group);
     this.active = false;
     /** the last `game` message */
@@ -130,6 +135,7 @@ export class FlappyPage {
     if (msg.reset || !active) this.rocks.clear();
     if (msg.reset) this.status = null;
     this.active = active;
+    this.wallSpacing = msg.params?.game?.wall_spacing ?? DEFAULT_WALL_SPACING;
     this.hud.hidden = !active;
     this.canvas.style.touchAction = active ? "none" : "";
     if (active) {
@@ -167,6 +173,7 @@ export class FlappyPage {
     cam.position.set(x + CAMERA_BEHIND[0], y + CAMERA_BEHIND[1], z + CAMERA_BEHIND[2]);
     this.view.controls?.target.set(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
     cam.lookAt(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
+    this.rocks.view(cam.position.x, -CAMERA_BEHIND[0] + VIEW_WALLS * this.wallSpacing, this.wallSpacing);
     // the depth range follows the course around the target, not the whole (very long) box
     this.view.fitBox = { min: [x - 100, -10, -10], max: [x + 200, y + 60, z + 60] };
     this.view.dirty = true;

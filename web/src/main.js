@@ -768,9 +768,10 @@ function testHook(app) {
     get game() {
       return app.flappy.active ? app.flappy.status : null;
     },
-    /** Flappy Boids: rock meshes shown and their triangles. */
+    /** Flappy Boids: rock meshes on the page, those in view (drawn), and their triangles. */
     get rocks() {
-      return { meshes: app.flappy.rocks.meshes.size, triangles: app.flappy.rocks.triangles };
+      const rocks = app.flappy.rocks;
+      return { meshes: rocks.meshes.size, drawn: rocks.drawn, triangles: rocks.triangles };
     },
     /** Pixels the rock meshes add to the picture (the view drawn without and with them). */
     rockPixels: () => app.flappy.rocks.pixels(app.view),

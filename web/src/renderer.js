@@ -62,6 +62,8 @@ export function agentMinPixels(n) {
 }
 /** Wing beats per second of simulated time (3D birds). */
 const FLAP_HZ = 7;
+/** The sky's place in the draw order: after every opaque layer (their render orders are small). */
+const SKY_RENDER_ORDER = 1e6;
 /** Aerial perspective: haze of a bird at the far side of the flock. */
 const HAZE_MAX = 0.6;
 
@@ -110,13 +112,14 @@ export class ViewRenderer {
       new THREE.ShaderMaterial({
         vertexShader: SKY_VERTEX,
         fragmentShader: SKY_FRAGMENT,
-        depthTest: false,
         depthWrite: false,
         uniforms: { ...this.shared, uInvViewProj: { value: new THREE.Matrix4() } },
       }),
     );
     this.sky.frustumCulled = false;
-    this.sky.renderOrder = -1;
+    // drawn after everything opaque, at the far plane behind a depth test: only the pixels left
+    // uncovered are filled (a software renderer pays per pixel, and rock can cover most of the view)
+    this.sky.renderOrder = SKY_RENDER_ORDER;
     this.sky.visible = false;
     this.scene.add(this.sky);
 

@@ -8,6 +8,7 @@
 import * as THREE from "three";
 
 import { SUN_DIRECTION } from "./palette.js";
+import { ROCK_FRAGMENT, ROCK_VERTEX } from "./shaders.js";
 
 const HEADER_BYTES = 32;
 const ROCK_COLOR = 0x8a7a68;
@@ -75,17 +76,70 @@ export function rockColors(normals) {
   return out;
 }
 
+/**
+ * Whether a chunk spanning ``[minX, maxX]`` along x can be seen from a camera at ``cameraX``
+ * looking along +x that draws rock up to ``range`` ahead.
+ *
+ * @param {number} minX
+ * @param {number} maxX
+ * @param {number} cameraX
+ * @param {number} range
+ * @returns {boolean}
+ */
+export function chunkInView(minX, maxX, cameraX, range) {
+  return maxX > cameraX && minX < cameraX + range;
+}
+
 /** The rock meshes in the scene, by chunk index. */
 export class RockLayer {
-  constructor() {
+  /**
+   * @param {Record<string, {value: *}>} shared the view's sky uniforms (by reference): far rock
+   *   fades toward the sky behind it
+   */
+  constructor(shared) {
     this.group = new THREE.Group();
     /** @type {Map<number, THREE.Mesh>} */
     this.meshes = new Map();
-    // lit per vertex (colours baked when a mesh arrives, see rockColors): the fragment shader only
-    // fills, which is what a software renderer can afford for walls that cover much of the view
-    // (docs/benchmarks.md, "Flappy Boids"); front faces only (marching cubes winds the triangles
-    // counter-clockwise seen from outside the rock), half the pixels of two-sided walls
-    this.material = new THREE.MeshBasicMaterial({ vertexColors: true, side: THREE.FrontSide });
+    // lit per vertex (colours baked when a mesh arrives, see rockColors) and hazed per vertex: the
+    // fragment shader only fills, which is what a software renderer can afford for walls that
+    // cover much of the view (docs/benchmarks.md, "Flappy Boids"); front faces only (marching
+    // cubes winds the triangles counter-clockwise seen from outside the rock), half the pixels
+    // of two-sided walls
+    this.fog = { uRockFogNear: { value: 1e9 }, uRockFogFar: { value: 2e9 } };
+    this.material = new THREE.ShaderMaterial({
+      vertexShader: ROCK_VERTEX,
+      fragmentShader: ROCK_FRAGMENT,
+      side: THREE.FrontSide,
+      uniforms: { ...shared, ...this.fog },
+    });
+    /** rock is drawn up to this view depth [world units] (the end of the haze) */
+    this.range = Infinity;
+  }
+
+  /**
+   * Draw rock up to ``range`` ahead of a camera looking along +x at ``cameraX``, fading into the
+   * sky over the last ``fade`` of it; chunks wholly behind the camera or past the range are not
+   * drawn (their triangles cost a software renderer even where nothing of them shows).
+   *
+   * @param {number} cameraX [world units]
+   * @param {number} range [world units]
+   * @param {number} fade [world units]
+   */
+  view(cameraX, range, fade) {
+    this.range = range;
+    this.fog.uRockFogNear.value = range - fade;
+    this.fog.uRockFogFar.value = range;
+    for (const mesh of this.meshes.values()) {
+      const box = mesh.geometry.boundingBox;
+      mesh.visible = chunkInView(box.min.x, box.max.x, cameraX, range);
+    }
+  }
+
+  /** Meshes drawn (in view). */
+  get drawn() {
+    let n = 0;
+    for (const m of this.meshes.values()) n += m.visible ? 1 : 0;
+    return n;
   }
 
   /** Triangles shown. */
@@ -108,9 +162,10 @@ export class RockLayer {
     geometry.setAttribute("position", new THREE.BufferAttribute(positions.slice(), 3));
     geometry.setIndex(new THREE.BufferAttribute(indices.slice(), 1));
     geometry.computeVertexNormals();
-    geometry.setAttribute("color", new THREE.BufferAttribute(rockColors(geometry.attributes.normal.array), 3));
+    geometry.setAttribute("aColour", new THREE.BufferAttribute(rockColors(geometry.attributes.normal.array), 3));
     geometry.deleteAttribute("normal");
     geometry.computeBoundingSphere();
+    geometry.computeBoundingBox();
     const mesh = new THREE.Mesh(geometry, this.material);
     this.meshes.set(chunk, mesh);
     this.group.add(mesh);

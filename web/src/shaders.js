@@ -214,6 +214,30 @@ void main() {
 `;
 
 /**
+ * Flappy Boids' rock: lit colours baked per vertex (`aColour`, rocks.js) fading toward the sky's
+ * colour behind each vertex from view depth `uRockFogNear` to `uRockFogFar` [world units], where
+ * the page stops drawing the rock: far walls come out of the haze instead of popping in. Per
+ * vertex, so the fragment shader only fills.
+ */
+export const ROCK_VERTEX = /* glsl */ `
+attribute vec3 aColour;
+uniform float uRockFogNear;
+uniform float uRockFogFar;
+varying vec3 vColour;
+${SKY_GLSL}
+void main() {
+  vec4 world = modelMatrix * vec4(position, 1.0);
+  vec4 view = viewMatrix * world;
+  float haze = smoothstep(uRockFogNear, uRockFogFar, -view.z);
+  vColour = mix(aColour, skyColour(world.xyz - cameraPosition), haze);
+  gl_Position = projectionMatrix * view;
+}
+`;
+
+/** Flappy Boids' rock: the colour of ROCK_VERTEX, filled. */
+export const ROCK_FRAGMENT = SKY_FRAGMENT;
+
+/**
  * Trails: per agent a line strip through its positions at the last few samples (`iP0` newest
  * ... `iP7` oldest, world coordinates) and its current position (`iNow`), fading with age.
  * A segment longer than `uMaxJump` (a wrap across a periodic edge) is not drawn.

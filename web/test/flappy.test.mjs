@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { keySteering, pointerSteering } from "../src/flappy.js";
-import { isRockMessage, readRocks, rockColors } from "../src/rocks.js";
+import { chunkInView, isRockMessage, readRocks, rockColors } from "../src/rocks.js";
 
 /** A rock-mesh message (docs/protocol.md, "Flappy Boids"), as flocksim.game.wire writes it. */
 function writeRocks(chunk, positions, indices) {
@@ -60,4 +60,12 @@ test("rockColors: faces looking up or at the sun are lighter than faces looking 
   assert.ok(toSun[0] > rockColors([0.82, 0, 0.55])[0]); // the sun's direction against one across it
   assert.equal(rockColors(new Float32Array(6)).length, 6);
   assert.ok([...rockColors([0, -1, 0])].every((c) => c > 0)); // never black
+});
+
+test("chunkInView: a chunk is drawn when part of it lies between the camera and the range ahead", () => {
+  assert.equal(chunkInView(50, 110, 38, 152), true); // the wall ahead
+  assert.equal(chunkInView(170, 230, 38, 152), true); // partly inside the range
+  assert.equal(chunkInView(190, 250, 38, 152), false); // wholly past the range
+  assert.equal(chunkInView(-10, 38, 38, 152), false); // wholly behind the camera
+  assert.equal(chunkInView(-10, 40, 38, 152), true); // the camera inside it
 });

@@ -494,7 +494,7 @@ class Game(Strict):
     gap_shrink: float = quantity(1.0, "units", "Gap radius lost per 1000 units flown", ge=0.0, le=1e4)
     noise_amplitude: float = quantity(2.0, "units", "Amplitude of the rock's smooth noise", ge=0.0, le=1e4)
     noise_scale: float = quantity(8.0, "units", "Feature size of the rock's noise", gt=0.0, le=1e4)
-    cell_size: float = quantity(1.5, "units", "Voxel size of the marching-cubes grid", gt=0.0, le=1e4)
+    cell_size: float = quantity(3.0, "units", "Voxel size of the marching-cubes grid", gt=0.0, le=1e4)
     avoid_cell: float = quantity(3.0, "units", "Spacing of the rock's avoidance spheres", gt=0.0, le=1e4)
     avoid_range: float = quantity(6.0, "units", "Steering range of the rock (rules.avoid)", gt=0.0, le=1e4)
     chunks_ahead: int = quantity(3, "chunks", "Chunks kept ahead of the flock", ge=1, le=16)
