@@ -13,7 +13,7 @@ Each waits for its first frames (the first may wait for the kernels to compile),
 drawn per second), ``render_fps`` (the page's own count of renders per second, sampled every
 0.5 s, mean), ``browser_cpu_ms_per_frame`` (CPU time of the browser's processes per frame
 drawn: on a busy machine the frame rates fall with the load, CPU per frame hardly does) and,
-for ``rocks``, the rock meshes and triangles on the page. ``ratio`` = rocks live_fps /
+for ``rocks``, the rock meshes on the page, those drawn (in view) and their triangles. ``ratio`` = rocks live_fps /
 no_rocks live_fps; the issue's target is >= 0.8.
 
 Usage: python benchmarks/bench_flappy_page.py [--n 150] [--seconds 10] [--set game.cell_size=3]
