@@ -8,6 +8,9 @@ measure for ``--seconds`` seconds each:
 
 - ``live_fps``: frames the page received and drew per second while the flock flies (the server
   steps as fast as it can; the page pulls one frame per drawn frame): what a user sees;
+- ``server_steps_per_s``: the server's steps per second meanwhile, as its frames report them
+  (the status bar's "Sim steps/s"; sampled every 0.5 s, mean): the server steps on beside the
+  browser that draws the page (``--threads``: the server's thread count);
 - ``render_fps``: with the simulation paused, the view rotated continuously by a mouse drag:
   renders per second of one still frame, the drawing cost alone (the page's own count of
   renders in the last second, ``flocksim.fps``, sampled every 0.5 s, mean);
@@ -25,7 +28,7 @@ with ``PYTHONPATH=/path/to/other/src`` for the other (its page built into its
 ``src/flocksim/viewer/static``). SwiftShader's figures say how costly the drawing is relative to
 another build on the same machine, not what a GPU draws.
 
-Usage: python benchmarks/bench_viewer_page.py [--n 10000 --n 100000] [--seconds 10]
+Usage: python benchmarks/bench_viewer_page.py [--n 10000 --n 100000] [--seconds 10] [--threads 1]
 Prints one JSON object per N: {n, live_fps, render_fps, first_frame_s, ...}.
 """
 
@@ -51,6 +54,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
 # renders since the page loaded, where the page counts them (null on pages that do not)
 RENDER_COUNT = "flocksim.renderCount ?? null"
+# the server's steps per second, as its last frame on the page reports them (null before a frame)
+SERVER_STEPS = "flocksim.status ? flocksim.status.steps_per_second : null"
 
 
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
@@ -91,8 +96,12 @@ def measure(browser, n: int, port: int, server_pid: int, args: argparse.Namespac
         page.wait_for_timeout(1000 * args.warmup)
         c0 = browser_cpu_s(server_pid)
         f0, t0 = page.evaluate("[flocksim.framesDrawn, performance.now()]")
-        page.wait_for_timeout(1000 * args.seconds)
+        steps, end = [], time.monotonic() + args.seconds
+        while time.monotonic() < end:
+            page.wait_for_timeout(500)
+            steps.append(page.evaluate(SERVER_STEPS))
         f1, t1 = page.evaluate("[flocksim.framesDrawn, performance.now()]")
+        steps = [s for s in steps if s is not None]
         live = (f1 - f0) / ((t1 - t0) / 1000)
         cpu_per_frame = 1e3 * (browser_cpu_s(server_pid) - c0) / max(f1 - f0, 1)
         page.click("#pause")
@@ -119,7 +128,9 @@ def measure(browser, n: int, port: int, server_pid: int, args: argparse.Namespac
         # sampled window (charged all the window's CPU time, the second before the first sample too)
         renders = r1 - r0 if r0 is not None and r1 is not None else render * (s1 - s0)
         cpu_per_render = 1e3 * (c1 - c0) / max(renders, 1)
-        return {"live_fps": round(live, 2), "render_fps": round(render, 2), "first_frame_s": round(first, 1),
+        server_sps = round(sum(steps) / len(steps), 1) if steps else None
+        return {"live_fps": round(live, 2), "server_steps_per_s": server_sps, "render_fps": round(render, 2),
+                "first_frame_s": round(first, 1),
                 "browser_cpu_ms_per_frame": round(cpu_per_frame, 1),
                 "browser_cpu_ms_per_render": round(cpu_per_render, 1)}  # fmt: skip
     finally:
@@ -133,6 +144,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0, help="untimed seconds after the first frames")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
+    parser.add_argument("--threads", type=int, help="the server's --threads (default: its own default)")
     args = parser.parse_args()
     if not (STATIC_DIR / "index.html").exists():
         raise SystemExit(f"the page is not built ({STATIC_DIR}); run ./dev.sh setup")
@@ -141,13 +153,13 @@ def main() -> None:
         try:
             for n in args.n or [10_000, 100_000]:
                 port = free_port()
-                server = start_server(n, port, None)
+                server = start_server(n, port, args.threads)
                 try:
                     row = measure(browser, n, port, server.pid, args)
                 finally:
                     stop_server(server)
                 source = str(Path(flocksim.__file__).parent)
-                row = {"n": n, **row, "viewport": [args.width, args.height], "source": source}
+                row = {"n": n, **row, "threads": args.threads, "viewport": [args.width, args.height], "source": source}
                 row.update(cpus=os.cpu_count(), machine=platform.machine(), flocksim=flocksim.__version__)
                 print(json.dumps(row), flush=True)
         finally:
