@@ -13,8 +13,11 @@ Each waits for its first frames (the first may wait for the kernels to compile),
 drawn per second), ``render_fps`` (the page's own count of renders per second, sampled every
 0.5 s, mean), ``browser_cpu_ms_per_frame`` (CPU time of the browser's processes per frame
 drawn: on a busy machine the frame rates fall with the load, CPU per frame hardly does) and,
-for ``rocks``, the rock meshes on the page, those drawn (in view) and their triangles. ``ratio`` = rocks live_fps /
-no_rocks live_fps; the issue's target is >= 0.8.
+for ``rocks``, the rock meshes on the page, those drawn (in view) and their triangles, and then,
+paused, ``render_ms`` / ``render_ms_without_rocks``: the wall time of one render drawn to
+completion with the rock and with it hidden (``--renders`` pairs, alternately, mean): the
+drawing cost of the rock alone. ``ratio`` = rocks live_fps / no_rocks live_fps; the target is
+>= 0.8.
 
 Usage: python benchmarks/bench_flappy_page.py [--n 150] [--seconds 10] [--set game.cell_size=3]
 Prints one JSON object.
@@ -71,6 +74,10 @@ def measure(browser, url: str, server_pid: int, args: argparse.Namespace) -> dic
         rocks = page.evaluate("flocksim.game ? flocksim.rocks : null")
         if rocks is not None:
             row.update(rock_meshes=rocks["meshes"], rock_meshes_drawn=rocks["drawn"], rock_triangles=rocks["triangles"])
+            page.click("#pause")  # a still scene: the same picture timed with and without the rock
+            page.wait_for_function("flocksim.paused === true", timeout=60_000)
+            cost = page.evaluate(f"flocksim.rockDrawCost({args.renders})")
+            row.update(render_ms_without_rocks=round(cost["without_ms"], 1), render_ms=round(cost["with_ms"], 1))
         return row
     finally:
         page.close()
@@ -81,6 +88,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=150, help="birds")
     parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds of each measure")
     parser.add_argument("--warmup", type=float, default=3.0, help="untimed seconds after the first frames")
+    parser.add_argument("--renders", type=int, default=20, help="timed render pairs of the still rock scene")
     parser.add_argument("--sps", type=float, default=60.0, help="the server's steps per second")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)

@@ -77,6 +77,8 @@ def test_play_with_keys_score_rises_rocks_drawn_restart(page, tmp_path):
     # only the rock up to two walls ahead is drawn: the farther chunks the server sent are not
     rocks = hook(page, "rocks")
     assert 1 <= rocks["drawn"] < rocks["meshes"], rocks
+    cost = hook(page, "rockDrawCost(2)")  # what benchmarks/bench_flappy_page.py times
+    assert cost["with_ms"] > 0 and cost["without_ms"] > 0, cost
     out = Path(os.environ.get("FLOCKSIM_SCREENSHOTS") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(out / "viewer-flappy-boids-play.png"))

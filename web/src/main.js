@@ -775,6 +775,8 @@ function testHook(app) {
     },
     /** Pixels the rock meshes add to the picture (the view drawn without and with them). */
     rockPixels: () => app.flappy.rocks.pixels(app.view),
+    /** Mean wall time [ms] of one render without and with the rock meshes (``renders`` pairs). */
+    rockDrawCost: (renders = 10) => app.view.drawCost([app.flappy.rocks.group], renders),
     /** Send a raw control message. */
     send: (message) => app.send(message),
   };
