@@ -53,25 +53,24 @@ def _full_columns(dim, c):
 
 
 @device
-def _load_sums(sums, s, dim, c):
-    """The sums of slot s as :func:`reynolds_accumulate`'s tuple (z sums +0.0 unless kept)."""
-    az = sz = cz = 0.0
-    if _full_columns(dim, c):
-        sz = sums[s, 8]
-        az = sums[s, 9]
-        cz = sums[s, 10]
+def _load_sums(sums, s, c, plane):
+    """The sums of slot s as :func:`reynolds_accumulate`'s tuple; ``plane``: only the
+    :data:`PLANE_COLUMNS` are kept (the z sums and the torque are +0.0)."""
     n_ali = int(sums[s, 6])
     n_coh = int(sums[s, 7])
-    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:  # the torque in the alignment columns
-        return (sums[s, 0], sums[s, 1], sz, 0.0, 0.0, 0.0, sums[s, 4], sums[s, 5], cz, sums[s, 2], sums[s, 3], az,
+    if plane:
+        return (sums[s, 0], sums[s, 1], 0.0, sums[s, 2], sums[s, 3], 0.0, sums[s, 4], sums[s, 5], 0.0, 0.0, 0.0, 0.0,
                 n_ali, n_coh)  # fmt: skip
-    return (sums[s, 0], sums[s, 1], sz, sums[s, 2], sums[s, 3], az, sums[s, 4], sums[s, 5], cz, 0.0, 0.0, 0.0,
-            n_ali, n_coh)  # fmt: skip
+    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:  # the torque in the alignment columns
+        return (sums[s, 0], sums[s, 1], sums[s, 8], 0.0, 0.0, 0.0, sums[s, 4], sums[s, 5], sums[s, 10], sums[s, 2],
+                sums[s, 3], sums[s, 9], n_ali, n_coh)  # fmt: skip
+    return (sums[s, 0], sums[s, 1], sums[s, 8], sums[s, 2], sums[s, 3], sums[s, 9], sums[s, 4], sums[s, 5], sums[s, 10],
+            0.0, 0.0, 0.0, n_ali, n_coh)  # fmt: skip
 
 
 @device
-def _store_sums(sums, s, dim, c, acc):
-    """Write :func:`reynolds_accumulate`'s tuple back into slot s."""
+def _store_sums(sums, s, c, acc, plane):
+    """Write :func:`reynolds_accumulate`'s tuple back into slot s (see :func:`_load_sums`)."""
     sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh = acc
     if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
         ali_x, ali_y, ali_z = tau_x, tau_y, tau_z
@@ -83,23 +82,48 @@ def _store_sums(sums, s, dim, c, acc):
     sums[s, 5] = coh_y
     sums[s, 6] = n_ali
     sums[s, 7] = n_coh
-    if _full_columns(dim, c):
+    if not plane:
         sums[s, 8] = sep_z
         sums[s, 9] = ali_z
         sums[s, 10] = coh_z
 
 
 @device
-def _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums):
+def _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane):
     """Add agent j (slot sj) to the sums of the agent in slot s."""
-    dx, dy, dz = displacement(xs[s], ys[s], zs[s], xs[sj], ys[sj], zs[sj], space)  # p_j - p_i
     hx = hy = hz = 0.0
-    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
-        vx, vy, vz = load(velocity, order[s], dim)
-        hx, hy, hz = normalize_or_zero(vx, vy, vz)
-    acc = reynolds_accumulate(_load_sums(sums, s, dim, c), dx, dy, dz, dx * dx + dy * dy + dz * dz, velocity, j, dim,
-                              hx, hy, hz, c)  # fmt: skip
-    _store_sums(sums, s, dim, c, acc)
+    if plane:  # z coordinates are zeros, the heading is not used
+        dx, dy, dz = displacement(xs[s], ys[s], 0.0, xs[sj], ys[sj], 0.0, space)  # p_j - p_i
+        dim = 2
+    else:
+        dx, dy, dz = displacement(xs[s], ys[s], zs[s], xs[sj], ys[sj], zs[sj], space)
+        if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+            vx, vy, vz = load(velocity, order[s], dim)
+            hx, hy, hz = normalize_or_zero(vx, vy, vz)
+    acc = reynolds_accumulate(_load_sums(sums, s, c, plane), dx, dy, dz, dx * dx + dy * dy + dz * dz, velocity, j,
+                              dim, hx, hy, hz, c)  # fmt: skip
+    _store_sums(sums, s, c, acc, plane)
+
+
+@device
+def _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs,
+               shifts, hits, sums, plane):  # fmt: skip
+    """Add agent j to the sums of the agents in slots s0..s1 (a stripe, layers l0..l1) that have it
+    within the radius; returns how many they are. ``plane``: a constant, so that each of its two
+    inlined copies is compiled for its case."""
+    nruns, sj = stripe_block(j, s0, s1, l0, l1, order, cell, cell_start, g, space, tid, runs, shifts)
+    if nruns < 0:
+        return 0
+    m = block_hits(sj, nruns, s0, s1, tid, runs, xs, ys, zs, dim, space, radius2, hits)
+    if m < hits.shape[1]:
+        for u in range(m):
+            _add_neighbor(hits[tid, u], sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane)
+        return m
+    for q in range(nruns):  # more hits than the scratch holds: scan again, branching
+        for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
+            if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
+                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane)
+    return m
 
 
 @numba.njit(parallel=True, cache=True)
@@ -107,10 +131,11 @@ def neighbor_sums(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, v
                   stripes, sums, pairs):  # fmt: skip
     """Phase one's neighbour sums of every alive agent, in slot order: sums[s] holds
     :func:`reynolds_accumulate`'s sums (see :data:`PLANE_COLUMNS`) over the neighbours (within the
-    query radius, squared: ``radius2``) of the agent in slot s, added in increasing index. ``stripes``, ``hits``,
-    ``runs``, ``shifts``: as for :func:`flocksim.neighbors.coherent.metric_fill_ascending`;
-    pairs[t] = the neighbour pairs stripe t summed (the length of its agents' rows)."""
-    width = hits.shape[1] - 1
+    query radius, squared: ``radius2``) of the agent in slot s, added in increasing index.
+    ``stripes``, ``hits``, ``runs``, ``shifts``: as for
+    :func:`flocksim.neighbors.coherent.metric_fill_ascending`; pairs[t] = the neighbour pairs
+    stripe t summed (the length of its agents' rows)."""
+    plane = not _full_columns(dim, c)
     for t in numba.prange(stripes.shape[0] - 1):
         s0 = stripes[t]
         s1 = stripes[t + 1]
@@ -123,19 +148,12 @@ def neighbor_sums(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, v
         tid = numba.get_thread_id()
         l0, l1 = stripe_layers(s0, s1, order, cell, g)
         for j in range(cell.shape[0]):
-            nruns, sj = stripe_block(j, s0, s1, l0, l1, order, cell, cell_start, g, space, tid, runs, shifts)
-            if nruns < 0:
-                continue
-            m = block_hits(sj, nruns, s0, s1, tid, runs, xs, ys, zs, dim, space, radius2, hits)
-            pairs[t] += m
-            if m <= width:
-                for u in range(m):
-                    _add_neighbor(hits[tid, u], sj, j, xs, ys, zs, order, velocity, dim, space, c, sums)
-                continue
-            for q in range(nruns):
-                for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
-                    if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
-                        _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums)
+            if plane:
+                pairs[t] += _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space,
+                                       radius2, velocity, c, runs, shifts, hits, sums, True)  # fmt: skip
+            else:
+                pairs[t] += _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space,
+                                       radius2, velocity, c, runs, shifts, hits, sums, False)  # fmt: skip
 
 
 @numba.njit(parallel=True, cache=True)
@@ -146,7 +164,7 @@ def steering_from_sums(position, velocity, order, sums, dim, space, c, inputs, o
         i = order[s]
         px, py, pz = load(position, i, dim)
         vx, vy, vz = load(velocity, i, dim)
-        acc = _load_sums(sums, s, dim, c)
+        acc = _load_sums(sums, s, c, not _full_columns(dim, c))
         ax, ay, az = reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux)
         out[i, 0] = ax
         out[i, 1] = ay
@@ -161,6 +179,8 @@ class GridSteering:
     def __init__(self, budget: PairBudget):
         self.budget = budget
         self.sums = np.zeros((0, SUM_COLUMNS))
+        self.pairs = 0
+        """Neighbour pairs summed by the last call (the length its neighbour list would have)."""
 
     def __call__(self, model: ReynoldsModel, state: FlockState, radius: float, inputs, out: np.ndarray,
                  aux: np.ndarray) -> None:  # fmt: skip
@@ -180,6 +200,7 @@ class GridSteering:
         neighbor_sums(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, state.dim,
                       model.space, radius * radius, state.velocity, c, runs, shifts, hits, stripes, self.sums,
                       pairs)  # fmt: skip
-        self.budget.check_metric(int(pairs.sum()), slots, radius)
+        self.pairs = int(pairs.sum())
+        self.budget.check_metric(self.pairs, slots, radius)
         steering_from_sums(state.position, state.velocity, grid.order, self.sums, state.dim, model.space,
                            c, inputs, out, aux)  # fmt: skip
