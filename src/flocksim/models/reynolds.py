@@ -194,17 +194,19 @@ REYNOLDS_EMPTY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0,
 
 
 @device
-def reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c):
+def reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c, separation, others):
     """Add neighbour j (displacement d from agent i, squared length d2; i's unit heading h, used by
-    inertial-spin alignment) to agent i's sums ``acc`` (:data:`REYNOLDS_EMPTY`). Every path adds an
-    agent's neighbours in increasing index, so all give bitwise-equal sums."""
+    inertial-spin alignment) to agent i's sums ``acc`` (:data:`REYNOLDS_EMPTY`): to the separation
+    sum if ``separation``, to the others if ``others`` (constants; a pass over a list adds both,
+    the grid path each in a loop of its own). Every path adds an agent's neighbours to each sum in
+    increasing index, so all give bitwise-equal sums."""
     sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh = acc
-    if d2 < c.sep_radius2:
+    if separation and d2 < c.sep_radius2:
         tx, ty, tz = separation_term(dx, dy, dz, d2, c.sep_form, c.sep_eps, c.sep_min_distance)
         sep_x += tx
         sep_y += ty
         sep_z += tz
-    if c.topological or d2 <= c.ali_radius2:
+    if others and (c.topological or d2 <= c.ali_radius2):
         ux, uy, uz = load(velocity, j, dim)
         if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
             ux, uy, uz = normalize_or_zero(ux, uy, uz)
@@ -217,7 +219,7 @@ def reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c):
             ali_y += uy
             ali_z += uz
         n_ali += 1
-    if c.topological or d2 <= c.coh_radius2:
+    if others and (c.topological or d2 <= c.coh_radius2):
         coh_x += dx
         coh_y += dy
         coh_z += dz
@@ -238,7 +240,8 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
         j = index[t]
         qx, qy, qz = load(position, j, dim)
         dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
-        acc = reynolds_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz, velocity, j, dim, hx, hy, hz, c)
+        acc = reynolds_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz, velocity, j, dim, hx, hy, hz, c, True,
+                                  True)  # fmt: skip
     return reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux)
 
 

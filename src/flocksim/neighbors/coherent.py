@@ -526,18 +526,30 @@ def stripe_block(j, s0, s1, l0, l1, order, cell, cell_start, g, space, tid, runs
 @device
 def block_hits(sj, nruns, s0, s1, tid, runs, xs, ys, zs, dim, space, radius2, hits):
     """Slots in s0..s1 of the agents i (not sj) that have the agent in slot sj within the radius,
-    distances from i's side (bitwise those of the brute-force reference), in run order, into row
-    ``tid`` of ``hits`` (w + 1 columns); returns how many. Branch-free: every candidate's slot is
-    written at the hit count, which advances on a hit (a scan-and-branch mispredicts on most
-    misses); only the first w hits are kept when there are more (a crowd packed far beyond the
-    radius), and the caller then scans again with a branch."""
+    distances from i's side (bitwise those of the brute-force reference, see :func:`_pair_d2`), in
+    run order, into row ``tid`` of ``hits`` (w + 1 columns); returns how many. Branch-free: every
+    candidate's slot is written at the hit count, which advances on a hit (a scan-and-branch
+    mispredicts on most misses); only the first w hits are kept when there are more (a crowd
+    packed far beyond the radius), and the caller then scans again with a branch."""
     width = hits.shape[1] - 1
+    row = hits[tid]
+    xj = xs[sj]  # in registers: the stores into row could alias the coordinates
+    yj = ys[sj]
+    zj = zs[sj]
     m = 0
     for q in range(nruns):
-        for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
-            hit = (_pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2) & (s != sj)
-            hits[tid, min(m, width)] = s
-            m += hit
+        lo = max(runs[tid, q, 0], s0)
+        hi = min(runs[tid, q, 1], s1)
+        if dim == 2:
+            for s in range(lo, hi):
+                dx, dy, _ = displacement(xs[s], ys[s], 0.0, xj, yj, 0.0, space)
+                row[min(m, width)] = s
+                m += (dx * dx + dy * dy <= radius2) & (s != sj)
+        else:
+            for s in range(lo, hi):
+                dx, dy, dz = displacement(xs[s], ys[s], zs[s], xj, yj, zj, space)
+                row[min(m, width)] = s
+                m += (dx * dx + dy * dy + dz * dz <= radius2) & (s != sj)
     return m
 
 
