@@ -53,9 +53,13 @@ def _full_columns(dim, c):
 
 
 @device
-def _load_sums(sums, s, c, plane):
+def _load_sums(sums, s, c, plane, others=True):
     """The sums of slot s as :func:`reynolds_accumulate`'s tuple; ``plane``: only the
-    :data:`PLANE_COLUMNS` are kept (the z sums and the torque are +0.0)."""
+    :data:`PLANE_COLUMNS` are kept (the z sums and the torque are +0.0); ``others`` False: only
+    the separation sum is read (the others are left zero; :func:`_store_sums` leaves them)."""
+    if not others:
+        sep_z = 0.0 if plane else sums[s, 8]
+        return sums[s, 0], sums[s, 1], sep_z, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0
     n_ali = int(sums[s, 6])
     n_coh = int(sums[s, 7])
     if plane:
@@ -69,13 +73,17 @@ def _load_sums(sums, s, c, plane):
 
 
 @device
-def _store_sums(sums, s, c, acc, plane):
+def _store_sums(sums, s, c, acc, plane, others=True):
     """Write :func:`reynolds_accumulate`'s tuple back into slot s (see :func:`_load_sums`)."""
     sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh = acc
-    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
-        ali_x, ali_y, ali_z = tau_x, tau_y, tau_z
     sums[s, 0] = sep_x
     sums[s, 1] = sep_y
+    if not others:
+        if not plane:
+            sums[s, 8] = sep_z
+        return
+    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+        ali_x, ali_y, ali_z = tau_x, tau_y, tau_z
     sums[s, 2] = ali_x
     sums[s, 3] = ali_y
     sums[s, 4] = coh_x
@@ -102,9 +110,9 @@ def _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, pl
             vx, vy, vz = load(velocity, order[s], dim)
             hx, hy, hz = normalize_or_zero(vx, vy, vz)
     d2 = dx * dx + dy * dy + dz * dz
-    acc = reynolds_accumulate(_load_sums(sums, s, c, plane), dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c,
+    acc = reynolds_accumulate(_load_sums(sums, s, c, plane, others), dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c,
                               separation, others)  # fmt: skip
-    _store_sums(sums, s, c, acc, plane)
+    _store_sums(sums, s, c, acc, plane, others)
     return d2
 
 
