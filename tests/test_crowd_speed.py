@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from flocksim import Simulation, apply_overrides, load_preset
+from flocksim.budgets import BudgetError
 from flocksim.config import validate
 from flocksim.engines.cpu_reynolds import reynolds_accelerations
 from flocksim.engines.cpu_reynolds_grid import (
@@ -237,3 +238,17 @@ def test_reynolds_steps_take_the_grid_path_only_for_metric_grid_searches(monkeyp
         calls.clear()
         Simulation(apply_overrides(load_preset("boids-2d"), overrides), seed=0).step(2)
         assert bool(calls) == taken, overrides
+
+
+def test_grid_steering_refuses_a_step_over_the_pair_budget_before_moving_anyone():
+    """The grid path counts the pairs it sums and checks them as the list would be checked: the
+    refused step leaves the state as it was."""
+    params = apply_overrides(load_preset("boids-2d"), ["agents.n=200"])
+    start = int(Simulation(params).neighbors().counts.sum())
+    sim = Simulation(params, max_pairs=start + 100)
+    with pytest.raises(BudgetError, match="neighbour pairs"):
+        for _ in range(600):
+            before = sim.state.position.copy(), sim.state.velocity.copy()
+            sim.step()
+    assert 0 < sim.steps < 600
+    assert np.array_equal(sim.state.position, before[0]) and np.array_equal(sim.state.velocity, before[1])
