@@ -1,13 +1,18 @@
-"""CPU drivers of the reynolds model: prange over agents around its per-agent kernels."""
+"""CPU drivers of the reynolds model: prange over agents around its per-agent kernels, and the stepper that
+chooses between the neighbour-list path and the grid path (engines/cpu_reynolds_grid.py)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numba
 import numpy as np
 
+from flocksim.budgets import PairBudget
 from flocksim.engines.cpu_overlap import resolve_overlaps
+from flocksim.engines.cpu_reynolds_grid import GridSteering
 from flocksim.models.reynolds import ReynoldsModel, integrate_agent, reynolds_acceleration
-from flocksim.neighbors import NeighborList
+from flocksim.neighbors import NeighborList, metric_search_on_grid
 from flocksim.state import FlockState
 
 
@@ -33,12 +38,17 @@ def integrate_all(position, velocity, alive, acc, aux, inputs, dim, space, dt, c
 
 
 def step_reynolds(model: ReynoldsModel, state: FlockState, nbrs: NeighborList, dt: float, buf: np.ndarray) -> None:
-    c = model.coefficients
+    """One step over the neighbour list ``nbrs`` (the reference path)."""
     inputs = model.inputs(state)
     aux = model.aux(state.n)
-    reynolds_accelerations(
-        state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, model.space, c, inputs, buf, aux
-    )
+    reynolds_accelerations(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, model.space,
+                           model.coefficients, inputs, buf, aux)  # fmt: skip
+    finish_step(model, state, inputs, aux, dt, buf)
+
+
+def finish_step(model: ReynoldsModel, state: FlockState, inputs, aux: np.ndarray, dt: float, buf: np.ndarray) -> None:
+    """Phase two from the accelerations in ``buf``, then overlap resolution (when enabled)."""
+    c = model.coefficients
     integrate_all(state.position, state.velocity, state.alive, buf, aux, inputs, state.dim, model.space, dt, c)
     overlap = model.params.overlap
     if overlap.enabled:  # position constraints after integration; buf is free again
@@ -46,3 +56,24 @@ def step_reynolds(model: ReynoldsModel, state: FlockState, nbrs: NeighborList, d
         obstacles = model.obstacle_set(s)
         resolve_overlaps(s.position, s.alive, s.radius, s.mass, model.space, obstacles, overlap.iterations,
                          c.planar, out=buf)  # fmt: skip
+
+
+class ReynoldsStepper:
+    """A metric search on the grid: phase one sums the rules straight from the grid
+    (:class:`flocksim.engines.cpu_reynolds_grid.GridSteering`, bitwise the list's result);
+    otherwise (topological, brute force) the ``listed`` stepper builds the list and runs
+    :func:`step_reynolds`."""
+
+    def __init__(self, listed: Callable[[ReynoldsModel, FlockState, float, np.ndarray], None], budget: PairBudget):
+        self.listed = listed
+        self.grid = GridSteering(budget)
+
+    def __call__(self, model: ReynoldsModel, state: FlockState, dt: float, buf: np.ndarray) -> None:
+        q = model.neighbor_query()
+        if q.mode != "metric" or not metric_search_on_grid(state.position, q.radius, q.method):
+            self.listed(model, state, dt, buf)
+            return
+        inputs = model.inputs(state)
+        aux = model.aux(state.n)
+        self.grid(model, state, q.radius, inputs, buf, aux)
+        finish_step(model, state, inputs, aux, dt, buf)

@@ -188,17 +188,74 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
 # writes as a plain array, unpacked by its driver before the loop.
 
 
+REYNOLDS_EMPTY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0)
+"""Neighbour sums of one agent before any neighbour: separation, alignment (velocities), cohesion
+(displacements) and inertial-spin torque, each (x, y, z), then the alignment and cohesion counts."""
+
+
+@device
+def reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c, separation, others):
+    """Add neighbour j (displacement d from agent i, squared length d2; i's unit heading h, used by
+    inertial-spin alignment) to agent i's sums ``acc`` (:data:`REYNOLDS_EMPTY`): to the separation
+    sum if ``separation``, to the others if ``others`` (constants; a pass over a list adds both,
+    the grid path each in a loop of its own). Every path adds an agent's neighbours to each sum in
+    increasing index, so all give bitwise-equal sums."""
+    sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh = acc
+    if separation and d2 < c.sep_radius2:
+        tx, ty, tz = separation_term(dx, dy, dz, d2, c.sep_form, c.sep_eps, c.sep_min_distance)
+        sep_x += tx
+        sep_y += ty
+        sep_z += tz
+    if others and (c.topological or d2 <= c.ali_radius2):
+        ux, uy, uz = load(velocity, j, dim)
+        if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+            ux, uy, uz = normalize_or_zero(ux, uy, uz)
+            tx, ty, tz = heading_torque(hx, hy, hz, ux, uy, uz)
+            tau_x += tx
+            tau_y += ty
+            tau_z += tz
+        else:
+            ali_x += ux
+            ali_y += uy
+            ali_z += uz
+        n_ali += 1
+    if others and (c.topological or d2 <= c.coh_radius2):
+        coh_x += dx
+        coh_y += dy
+        coh_z += dz
+        n_coh += 1
+    return sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh
+
+
 @device
 def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, inputs, aux):
-    """Steering acceleration of agent i [units/s^2] from the snapshot (position, velocity).
+    """Steering acceleration of agent i [units/s^2] from the snapshot (position, velocity), over its
+    neighbour row index[start[i]:start[i + 1]]; writes agent i's row of ``aux`` (see
+    :func:`reynolds_steering`)."""
+    px, py, pz = load(position, i, dim)
+    vx, vy, vz = load(velocity, i, dim)
+    hx, hy, hz = normalize_or_zero(vx, vy, vz)
+    acc = REYNOLDS_EMPTY
+    for t in range(start[i], start[i + 1]):
+        j = index[t]
+        qx, qy, qz = load(position, j, dim)
+        dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
+        acc = reynolds_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz, velocity, j, dim, hx, hy, hz, c, True,
+                                  True)  # fmt: skip
+    return reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux)
+
+
+@device
+def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux):
+    """Steering acceleration of agent i [units/s^2] at position p with velocity v from its
+    neighbour sums ``acc`` (:func:`reynolds_accumulate`), its predators, seek point, walls and
+    obstacles.
 
     Also writes agent i's row of ``aux``: J tau (inertial-spin, else 0) and its
     speed limit for this step (raised while fleeing a predator).
     """
-    px, py, pz = load(position, i, dim)
-    vx, vy, vz = load(velocity, i, dim)
     spinning = c.alignment_mode == ALIGNMENT_INERTIAL_SPIN
-    hx, hy, hz = normalize_or_zero(vx, vy, vz)
+    sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh = acc
 
     w_sep = c.w_sep
     w_ali = c.w_ali
@@ -217,41 +274,6 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
             flee_x = c.flee_weight * near * fx
             flee_y = c.flee_weight * near * fy
             flee_z = c.flee_weight * near * fz
-
-    sep_x = sep_y = sep_z = 0.0
-    ali_x = ali_y = ali_z = 0.0
-    coh_x = coh_y = coh_z = 0.0
-    tau_x = tau_y = tau_z = 0.0
-    n_ali = 0
-    n_coh = 0
-    for t in range(start[i], start[i + 1]):
-        j = index[t]
-        qx, qy, qz = load(position, j, dim)
-        dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
-        d2 = dx * dx + dy * dy + dz * dz
-        if d2 < c.sep_radius2:
-            tx, ty, tz = separation_term(dx, dy, dz, d2, c.sep_form, c.sep_eps, c.sep_min_distance)
-            sep_x += tx
-            sep_y += ty
-            sep_z += tz
-        if c.topological or d2 <= c.ali_radius2:
-            ux, uy, uz = load(velocity, j, dim)
-            if spinning:
-                ux, uy, uz = normalize_or_zero(ux, uy, uz)
-                tx, ty, tz = heading_torque(hx, hy, hz, ux, uy, uz)
-                tau_x += tx
-                tau_y += ty
-                tau_z += tz
-            else:
-                ali_x += ux
-                ali_y += uy
-                ali_z += uz
-            n_ali += 1
-        if c.topological or d2 <= c.coh_radius2:
-            coh_x += dx
-            coh_y += dy
-            coh_z += dz
-            n_coh += 1
 
     if spinning and n_ali > 0:
         jn = c.spin_coupling * w_ali / n_ali  # J * mean

@@ -24,6 +24,12 @@ def _brute(position: np.ndarray, method: str) -> bool:
     return method == "brute" or (method == "auto" and len(position) < BRUTE_FORCE_BELOW)
 
 
+def metric_search_on_grid(position: np.ndarray, radius: float, method: str) -> bool:
+    """Whether :func:`find_neighbors` builds a metric list of ``radius`` on the coherent grid
+    (:func:`metric_neighbors_grid`), not by brute force."""
+    return len(position) > 0 and radius > 0.0 and not _brute(position, method)
+
+
 def find_neighbors(
     position: np.ndarray,
     alive: np.ndarray,
@@ -92,4 +98,5 @@ __all__ = [
     "knn_neighbors_grid",
     "metric_neighbors_brute",
     "metric_neighbors_grid",
+    "metric_search_on_grid",
 ]

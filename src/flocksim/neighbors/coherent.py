@@ -463,43 +463,19 @@ def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, ra
     layers of cells (see :func:`fill_stripes`); stripe t appends only to the rows of the agents in
     its slots, so no two threads write the same row and the result is that of one thread.
     ``hits``: per-thread scratch (threads, w + 1) int64 (:data:`FILL_HITS`)."""
-    n = cell.shape[0]
     width = hits.shape[1] - 1
-    layer_cells = g.nx * g.ny if g.nz > 1 else g.nx
-    layers = g.nz if g.nz > 1 else g.ny
     for t in numba.prange(stripes.shape[0] - 1):
         s0 = stripes[t]
         s1 = stripes[t + 1]
         if s0 == s1:
             continue
         tid = numba.get_thread_id()
-        l0 = cell[order[s0]] // layer_cells  # the stripe's first and last layer
-        l1 = cell[order[s1 - 1]] // layer_cells
-        for j in range(n):
-            c = cell[j]
-            if c < 0:
+        l0, l1 = stripe_layers(s0, s1, order, cell, g)
+        for j in range(cell.shape[0]):
+            nruns, sj = stripe_block(j, s0, s1, l0, l1, order, cell, cell_start, g, space, tid, runs, shifts)
+            if nruns < 0:
                 continue
-            if s0 > 0 or s1 < order.shape[0]:  # a block reaches one layer either side (wrapped)
-                lj = c // layer_cells
-                near = l0 - 1 <= lj <= l1 + 1
-                if g.periodic:
-                    near = near or layers < 3 or (lj == layers - 1 and l0 == 0) or (lj == 0 and l1 == layers - 1)
-                if not near:
-                    continue
-            ix = c % g.nx
-            iy = (c // g.nx) % g.ny
-            iz = c // (g.nx * g.ny)
-            nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
-            sj = _slot_of(j, c, cell_start, order)
-            # branch-free: every candidate's slot is written at the hit count, which advances on a hit
-            # (a scan-and-branch mispredicts on most misses); a hit list longer than the scratch
-            # (a crowd packed far beyond the radius) is scanned again with a branch
-            m = 0
-            for q in range(nruns):
-                for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
-                    hit = (_pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2) & (s != sj)
-                    hits[tid, min(m, width)] = s
-                    m += hit
+            m = block_hits(sj, nruns, s0, s1, tid, runs, xs, ys, zs, dim, space, radius2, hits)
             if m <= width:
                 for u in range(m):
                     i = order[hits[tid, u]]
@@ -512,6 +488,69 @@ def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, ra
                         i = order[s]
                         index[fill[i]] = j
                         fill[i] += 1
+
+
+@device
+def stripe_layers(s0, s1, order, cell, g):
+    """First and last layer of cells (z layers in 3D, y rows in 2D) of the stripe of slots s0..s1
+    (s1 > s0): see :func:`fill_stripes`."""
+    layer_cells = g.nx * g.ny if g.nz > 1 else g.nx
+    return cell[order[s0]] // layer_cells, cell[order[s1 - 1]] // layer_cells
+
+
+@device
+def stripe_block(j, s0, s1, l0, l1, order, cell, cell_start, g, space, tid, runs, shifts):
+    """Agent j's block as runs (into row ``tid`` of ``runs`` and ``shifts``, see :func:`block_runs`)
+    and j's slot, for a scan of the stripe of slots s0..s1 whose layers are l0..l1 (see
+    :func:`stripe_layers`): (number of runs, slot), or (-1, -1) when j is dead or its block cannot
+    reach the stripe (a block reaches one layer either side, wrapped in periodic space)."""
+    c = cell[j]
+    if c < 0:
+        return -1, -1
+    if s0 > 0 or s1 < order.shape[0]:
+        layer_cells = g.nx * g.ny if g.nz > 1 else g.nx
+        layers = g.nz if g.nz > 1 else g.ny
+        lj = c // layer_cells
+        near = l0 - 1 <= lj <= l1 + 1
+        if g.periodic:
+            near = near or layers < 3 or (lj == layers - 1 and l0 == 0) or (lj == 0 and l1 == layers - 1)
+        if not near:
+            return -1, -1
+    ix = c % g.nx
+    iy = (c // g.nx) % g.ny
+    iz = c // (g.nx * g.ny)
+    nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+    return nruns, _slot_of(j, c, cell_start, order)
+
+
+@device
+def block_hits(sj, nruns, s0, s1, tid, runs, xs, ys, zs, dim, space, radius2, hits):
+    """Slots in s0..s1 of the agents i (not sj) that have the agent in slot sj within the radius,
+    distances from i's side (bitwise those of the brute-force reference, see :func:`_pair_d2`), in
+    run order, into row ``tid`` of ``hits`` (w + 1 columns); returns how many. Branch-free: every
+    candidate's slot is written at the hit count, which advances on a hit (a scan-and-branch
+    mispredicts on most misses); only the first w hits are kept when there are more (a crowd
+    packed far beyond the radius), and the caller then scans again with a branch."""
+    width = hits.shape[1] - 1
+    row = hits[tid]
+    xj = xs[sj]  # in registers: the stores into row could alias the coordinates
+    yj = ys[sj]
+    zj = zs[sj]
+    m = 0
+    for q in range(nruns):
+        lo = max(runs[tid, q, 0], s0)
+        hi = min(runs[tid, q, 1], s1)
+        if dim == 2:
+            for s in range(lo, hi):
+                dx, dy, _ = displacement(xs[s], ys[s], 0.0, xj, yj, 0.0, space)
+                row[min(m, width)] = s
+                m += (dx * dx + dy * dy <= radius2) & (s != sj)
+        else:
+            for s in range(lo, hi):
+                dx, dy, dz = displacement(xs[s], ys[s], zs[s], xj, yj, zj, space)
+                row[min(m, width)] = s
+                m += (dx * dx + dy * dy + dz * dz <= radius2) & (s != sj)
+    return m
 
 
 FILL_HITS = 256

@@ -1,0 +1,228 @@
+"""Reynolds steering summed straight from the coherent grid, without a neighbour list (metric mode).
+
+The list-based phase one (engines/cpu_reynolds.py) builds the metric neighbour rows, then sums the
+rules over each agent's row in increasing neighbour index. Here the same sums are made in one scan
+of the grid, in the order that builds the rows (:func:`flocksim.neighbors.coherent.metric_fill_ascending`):
+every alive agent j, in increasing index, scans its block and adds itself to the sums of each agent
+i that has it within the query radius (distances from i's side). So each agent's neighbours are
+added in increasing index with the arithmetic of :func:`flocksim.models.reynolds.reynolds_accumulate`,
+and the accelerations are bitwise those of the list-based path. Sums are kept in slot order (the
+agents of a run are adjacent); stripes of whole layers of cells keep each agent's sums to one thread.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from flocksim.budgets import PairBudget
+from flocksim.kernels.compile import device
+from flocksim.kernels.vector import load, normalize_or_zero
+from flocksim.models.reynolds import (
+    ALIGNMENT_INERTIAL_SPIN,
+    ReynoldsModel,
+    reynolds_accumulate,
+    reynolds_steering,
+)
+from flocksim.neighbors.coherent import (
+    FILL_HITS,
+    _pair_d2,
+    block_hits,
+    block_runs_scratch,
+    build_coherent_grid,
+    fill_stripes,
+    stripe_block,
+    stripe_layers,
+)
+from flocksim.space import displacement
+from flocksim.state import FlockState
+
+PLANE_COLUMNS = 8
+"""Sum columns of an agent in 2D without inertial spin: separation x, y, alignment (or torque) x, y,
+cohesion x, y, then the two counts (exact as floats). Their z sums stay exactly +0.0 there (every z
+term is a zero and a sum that starts at +0.0 stays +0.0 when zeros are added), so only these 8
+columns, one 64-byte row, are read and written per neighbour."""
+SUM_COLUMNS = 11
+"""Sum columns otherwise: the 8 above, then separation z, alignment (or torque) z, cohesion z."""
+
+
+@device
+def _full_columns(dim, c):
+    """Whether the z sums are kept (3D, or inertial spin: its torque lies along z in 2D)."""
+    return dim == 3 or c.alignment_mode == ALIGNMENT_INERTIAL_SPIN
+
+
+@device
+def _load_sums(sums, s, c, plane, others=True):
+    """The sums of slot s as :func:`reynolds_accumulate`'s tuple; ``plane``: only the
+    :data:`PLANE_COLUMNS` are kept (the z sums and the torque are +0.0); ``others`` False: only
+    the separation sum is read (the others are left zero; :func:`_store_sums` leaves them)."""
+    if not others:
+        sep_z = 0.0 if plane else sums[s, 8]
+        return sums[s, 0], sums[s, 1], sep_z, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0
+    n_ali = int(sums[s, 6])
+    n_coh = int(sums[s, 7])
+    if plane:
+        return (sums[s, 0], sums[s, 1], 0.0, sums[s, 2], sums[s, 3], 0.0, sums[s, 4], sums[s, 5], 0.0, 0.0, 0.0, 0.0,
+                n_ali, n_coh)  # fmt: skip
+    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:  # the torque in the alignment columns
+        return (sums[s, 0], sums[s, 1], sums[s, 8], 0.0, 0.0, 0.0, sums[s, 4], sums[s, 5], sums[s, 10], sums[s, 2],
+                sums[s, 3], sums[s, 9], n_ali, n_coh)  # fmt: skip
+    return (sums[s, 0], sums[s, 1], sums[s, 8], sums[s, 2], sums[s, 3], sums[s, 9], sums[s, 4], sums[s, 5], sums[s, 10],
+            0.0, 0.0, 0.0, n_ali, n_coh)  # fmt: skip
+
+
+@device
+def _store_sums(sums, s, c, acc, plane, others=True):
+    """Write :func:`reynolds_accumulate`'s tuple back into slot s (see :func:`_load_sums`)."""
+    sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh = acc
+    sums[s, 0] = sep_x
+    sums[s, 1] = sep_y
+    if not others:
+        if not plane:
+            sums[s, 8] = sep_z
+        return
+    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+        ali_x, ali_y, ali_z = tau_x, tau_y, tau_z
+    sums[s, 2] = ali_x
+    sums[s, 3] = ali_y
+    sums[s, 4] = coh_x
+    sums[s, 5] = coh_y
+    sums[s, 6] = n_ali
+    sums[s, 7] = n_coh
+    if not plane:
+        sums[s, 8] = sep_z
+        sums[s, 9] = ali_z
+        sums[s, 10] = coh_z
+
+
+@device
+def _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, separation, others):
+    """Add agent j (slot sj) to the sums of the agent in slot s (see :func:`reynolds_accumulate` for
+    ``separation`` and ``others``); returns their squared distance."""
+    hx = hy = hz = 0.0
+    if plane:  # z coordinates are zeros, the heading is not used
+        dx, dy, dz = displacement(xs[s], ys[s], 0.0, xs[sj], ys[sj], 0.0, space)  # p_j - p_i
+        dim = 2
+    else:
+        dx, dy, dz = displacement(xs[s], ys[s], zs[s], xs[sj], ys[sj], zs[sj], space)
+        if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+            vx, vy, vz = load(velocity, order[s], dim)
+            hx, hy, hz = normalize_or_zero(vx, vy, vz)
+    d2 = dx * dx + dy * dy + dz * dz
+    acc = reynolds_accumulate(_load_sums(sums, s, c, plane, others), dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c,
+                              separation, others)  # fmt: skip
+    _store_sums(sums, s, c, acc, plane, others)
+    return d2
+
+
+@device
+def _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs,
+               shifts, hits, sums, plane):  # fmt: skip
+    """Add agent j to the sums of the agents in slots s0..s1 (a stripe, layers l0..l1) that have it
+    within the radius; returns how many they are. ``plane``: a constant, so that each of its two
+    inlined copies is compiled for its case.
+
+    The hits are added in two loops: alignment and cohesion for all, then separation for those
+    within its radius, gathered branch-free in the first loop (a branch on the separation radius
+    inside one loop mispredicts often and cost a third of the kernel). Each sum still receives an
+    agent's neighbours in increasing index."""
+    nruns, sj = stripe_block(j, s0, s1, l0, l1, order, cell, cell_start, g, space, tid, runs, shifts)
+    if nruns < 0:
+        return 0
+    m = block_hits(sj, nruns, s0, s1, tid, runs, xs, ys, zs, dim, space, radius2, hits)
+    if m < hits.shape[1]:
+        close = 0
+        for u in range(m):
+            s = hits[tid, u]
+            d2 = _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, False, True)
+            hits[tid, close] = s  # close <= u: this hit has been read
+            close += d2 < c.sep_radius2
+        for u in range(close):
+            _add_neighbor(hits[tid, u], sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, True, False)
+        return m
+    for q in range(nruns):  # more hits than the scratch holds: scan again, branching
+        for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
+            if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
+                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, True, True)
+    return m
+
+
+@numba.njit(parallel=True, cache=True)
+def neighbor_sums(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts, hits,
+                  stripes, sums, pairs):  # fmt: skip
+    """Phase one's neighbour sums of every alive agent, in slot order: sums[s] holds
+    :func:`reynolds_accumulate`'s sums (see :data:`PLANE_COLUMNS`) over the neighbours (within the
+    query radius, squared: ``radius2``) of the agent in slot s, added in increasing index.
+    ``stripes``, ``hits``, ``runs``, ``shifts``: as for
+    :func:`flocksim.neighbors.coherent.metric_fill_ascending`; pairs[t] = the neighbour pairs
+    stripe t summed (the length of its agents' rows)."""
+    plane = not _full_columns(dim, c)
+    for t in numba.prange(stripes.shape[0] - 1):
+        s0 = stripes[t]
+        s1 = stripes[t + 1]
+        pairs[t] = 0
+        for s in range(s0, s1):
+            for u in range(sums.shape[1]):
+                sums[s, u] = 0.0
+        if s0 == s1:
+            continue
+        tid = numba.get_thread_id()
+        l0, l1 = stripe_layers(s0, s1, order, cell, g)
+        for j in range(cell.shape[0]):
+            if plane:
+                pairs[t] += _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space,
+                                       radius2, velocity, c, runs, shifts, hits, sums, True)  # fmt: skip
+            else:
+                pairs[t] += _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space,
+                                       radius2, velocity, c, runs, shifts, hits, sums, False)  # fmt: skip
+
+
+@numba.njit(parallel=True, cache=True)
+def steering_from_sums(position, velocity, order, sums, dim, space, c, inputs, out, aux):
+    """Phase one's end: out[i] = the steering acceleration of the alive agent i in slot s from its
+    sums (:func:`reynolds_steering`, which also writes aux[i]). Dead agents' rows are left alone."""
+    for s in numba.prange(order.shape[0]):
+        i = order[s]
+        px, py, pz = load(position, i, dim)
+        vx, vy, vz = load(velocity, i, dim)
+        acc = _load_sums(sums, s, c, not _full_columns(dim, c))
+        ax, ay, az = reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux)
+        out[i, 0] = ax
+        out[i, 1] = ay
+        out[i, 2] = az
+
+
+class GridSteering:
+    """Phase one of a metric reynolds step on the coherent grid; keeps the scratch buffers. The
+    pairs summed are checked against ``budget`` (as the list they replace would be) before any
+    acceleration is written."""
+
+    def __init__(self, budget: PairBudget):
+        self.budget = budget
+        self.sums = np.zeros((0, SUM_COLUMNS))
+        self.pairs = 0
+        """Neighbour pairs summed by the last call (the length its neighbour list would have)."""
+
+    def __call__(self, model: ReynoldsModel, state: FlockState, radius: float, inputs, out: np.ndarray,
+                 aux: np.ndarray) -> None:  # fmt: skip
+        """out[i] and aux[i] of every alive agent, as ``reynolds_accelerations`` over the metric
+        neighbour list of ``radius`` (> 0) would write them."""
+        grid = build_coherent_grid(state.position, state.alive, model.space, radius)
+        slots = len(grid.order)
+        c = model.coefficients
+        columns = SUM_COLUMNS if _full_columns.py_func(state.dim, c) else PLANE_COLUMNS
+        if self.sums.shape[0] < slots or self.sums.shape[1] != columns:
+            self.sums = np.zeros((slots, columns))
+        threads = numba.get_num_threads()
+        runs, shifts = block_runs_scratch(threads)
+        hits = np.empty((threads, FILL_HITS + 1), dtype=np.int64)
+        stripes = fill_stripes(grid, threads)
+        pairs = np.zeros(len(stripes) - 1, dtype=np.int64)
+        neighbor_sums(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, state.dim,
+                      model.space, radius * radius, state.velocity, c, runs, shifts, hits, stripes, self.sums,
+                      pairs)  # fmt: skip
+        self.pairs = int(pairs.sum())
+        self.budget.check_metric(self.pairs, slots, radius)
+        steering_from_sums(state.position, state.velocity, grid.order, self.sums, state.dim, model.space,
+                           c, inputs, out, aux)  # fmt: skip
