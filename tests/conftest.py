@@ -52,6 +52,16 @@ def read_only() -> Callable[[Path], contextlib.AbstractContextManager[None]]:
     return _read_only
 
 
+def stop_process(process: subprocess.Popen, timeout: float) -> None:
+    """Terminate ``process`` and wait for it; kill it if it has not exited within ``timeout`` s."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def free_port() -> int:
     """A loopback TCP port that was free a moment ago."""
     import socket

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port
+from conftest import free_port, stop_process
 from flocksim.notebook import base
 from test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT
 
@@ -92,12 +92,7 @@ def jupyter_lab(tmp_path: Path) -> Iterator[str]:
             time.sleep(0.5)
         yield f"{base_url}/lab/tree/widget.ipynb?token={TOKEN}"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server, 20)
         log.close()
 
 

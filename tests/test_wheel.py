@@ -29,7 +29,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import free_port
+from conftest import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ("flocksim/viewer/static/index.html", "flocksim/viewer/static/assets/main.js")
@@ -127,12 +127,7 @@ def test_the_wheel_serves_the_page_from_a_fresh_venv(dist, tmp_path):
         assert "javascript" in bundle.headers["content-type"]
         assert bundle.content == page[PAGE[1]]
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server, 30)
 
 
 def _get_when_up(url: str, server: subprocess.Popen, timeout: float = 120.0) -> httpx.Response:
