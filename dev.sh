@@ -25,8 +25,9 @@ setup() {
   fi
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements/constraints.txt -nt "$stamp" ]; then
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    # cuda: numba-cuda, for the CUDA engine's tests in its simulator (no GPU needed)
-    "$VENV/bin/python" -m pip install --quiet -c requirements/constraints.txt -e '.[dev,cuda]'
+    # all: every extra (sweep, plot, video, field, notebook), so that every test runs; cuda: numba-cuda,
+    # for the CUDA engine's tests in its simulator (no GPU needed)
+    "$VENV/bin/python" -m pip install --quiet -c requirements/constraints.txt -e '.[dev,cuda,all]'
     touch "$stamp"
   fi
   build_web

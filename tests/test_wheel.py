@@ -33,6 +33,8 @@ from conftest import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ("flocksim/viewer/static/index.html", "flocksim/viewer/static/assets/main.js")
+WIDGET = ("flocksim/notebook/static/widget.js", "flocksim/notebook/static/widget.css")
+"""The notebook widget's module, built with the page (web/build.mjs)."""
 
 
 def _git_checkout() -> bool:
@@ -63,6 +65,9 @@ def dist(tmp_path_factory) -> dict[str, Path]:
 def test_the_wheel_is_built_from_the_sdist_with_npm(dist):
     # the sdist has no page, so building its wheel ran npm (setup.py says so on stderr)
     assert "building the viewer page" in dist["log"], dist["log"][-3000:]
+    # the built page and widget are package data, not packages setuptools would warn about ignoring
+    for warning in ("would be ignored", "absent from the `packages`"):
+        assert warning not in dist["log"], dist["log"][-5000:]
 
 
 def test_the_sdist_holds_the_web_sources_and_no_built_page(dist):
@@ -71,14 +76,15 @@ def test_the_sdist_holds_the_web_sources_and_no_built_page(dist):
     web = ("web/package.json", "web/package-lock.json", "web/build.mjs", "web/index.html", "web/src/main.js")
     for needed in ("setup.py", "pyproject.toml", "PKG-INFO", "src/flocksim/scenarios/presets/boids-2d.toml", *web):
         assert needed in names, needed
-    assert not [n for n in names if "viewer/static" in n or "node_modules" in n]
+    assert not [n for n in names if "viewer/static" in n or "notebook/static" in n or "node_modules" in n]
 
 
 def test_the_wheel_holds_the_page_and_a_version_from_git(dist):
     with zipfile.ZipFile(dist["wheel"]) as whl:
         names = set(whl.namelist())
         metadata = next(whl.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
-    for needed in (*PAGE, "flocksim/viewer/static/assets/main.css", "flocksim/scenarios/presets/starlings-3d.toml"):
+    page = (*PAGE, "flocksim/viewer/static/assets/main.css", *WIDGET)
+    for needed in (*page, "flocksim/scenarios/presets/starlings-3d.toml"):
         assert needed in names, needed
     assert not [n for n in names if n.startswith(("web/", "tests/", "docs/"))]
     version = re.search(r"^Version: (.+)$", metadata, re.MULTILINE).group(1)

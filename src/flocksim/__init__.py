@@ -16,7 +16,10 @@ from flocksim.state import FlockState
 def widget(source: Any, **options: Any) -> Any:
     """A notebook view of a Simulation (live) or of a recorded ``.zarr`` run (replay with a
     scrubber): see :func:`flocksim.notebook.widget` and docs/notebook.md. Imports the notebook
-    machinery (anywidget) only when called."""
+    machinery (anywidget) only when called: pip install 'flocksim[notebook]'."""
+    from flocksim._extras import require
+
+    require("notebook", "flocksim.widget")
     from flocksim.notebook import widget as make_widget
 
     return make_widget(source, **options)

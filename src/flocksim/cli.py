@@ -5,9 +5,11 @@ are in :mod:`flocksim.cli_common`."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import Annotated
 
 import typer
 
+from flocksim._extras import MissingExtraError
 from flocksim.budgets import BudgetError
 
 # the shared helpers, also importable from here
@@ -24,8 +26,8 @@ _ClickError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Click
 @contextmanager
 def _one_line_usage_errors():
     """Errors found while parsing the command line (bad option value, unknown option or
-    command, missing argument) print as one line, like flocksim's own checks; so does a size
-    budget exceeded while a command runs (exit status 2)."""
+    command, missing argument) print as one line, like flocksim's own checks; so do a size
+    budget exceeded while a command runs and a missing extra (exit status 2)."""
     try:
         yield
     except _ClickError as exc:
@@ -33,7 +35,7 @@ def _one_line_usage_errors():
             raise
         err.print(f"error: {exc.format_message()}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(exc.exit_code) from None
-    except BudgetError as exc:
+    except (BudgetError, MissingExtraError) as exc:
         err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
@@ -56,6 +58,28 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from flocksim import __version__
+
+        out.print(f"flocksim {__version__}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_print_version, is_eager=True, help="Print flocksim's version and exit."
+        ),
+    ] = False,
+) -> None:
+    """The options given before a command (the app's help is Typer's help= above)."""
+
+
 # the commands, one module a group, registered in the order `flocksim --help` lists them
 from flocksim import cli_run  # noqa: E402  (registers `flocksim run`)
 

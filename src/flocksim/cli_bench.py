@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 
 import typer
 
+from flocksim.cli_common import ENGINE_HELP
+
 
 def bench(
     workload: Annotated[str, typer.Option(help="Workload: abm-flocking.")] = "abm-flocking",
@@ -19,9 +21,7 @@ def bench(
     steps: Annotated[int, typer.Option(min=1, help="Timed steps (each timed alone).")] = 20,
     warmup: Annotated[int, typer.Option(min=1, help="Untimed steps first (the first one compiles).")] = 3,
     threads: Annotated[int | None, typer.Option(min=1, help="CPU threads (default: all).")] = None,
-    engine: Annotated[
-        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
-    ] = "cpu",
+    engine: Annotated[str, typer.Option(help=ENGINE_HELP)] = "cpu",
     seed: Annotated[int, typer.Option(min=0, help="Seed of the uniform random start.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the JSON lines (no table).")] = False,
     background_load: Annotated[

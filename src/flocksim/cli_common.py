@@ -17,6 +17,10 @@ from flocksim.scenarios import load_preset
 out = Console()
 err = Console(stderr=True)
 
+ENGINE_HELP = "Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim\\[cuda]', docs/gpu.md)."
+"""The --engine help. Help text is rich markup, which takes an unescaped ``[cuda]`` for a tag and drops it:
+a literal bracket is written ``\\[`` (tests/test_install.py checks every help text)."""
+
 Overrides = Annotated[
     list[str] | None,
     typer.Option("--set", help="Override a parameter, e.g. --set rules.alignment.weight=0.5 (repeatable)."),

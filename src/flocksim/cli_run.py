@@ -12,7 +12,17 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from flocksim.atomic import is_stdout
-from flocksim.cli_common import Overrides, UsageError, atomic_output, check_output_path, err, fail, out, resolve_params
+from flocksim.cli_common import (
+    ENGINE_HELP,
+    Overrides,
+    UsageError,
+    atomic_output,
+    check_output_path,
+    err,
+    fail,
+    out,
+    resolve_params,
+)
 from flocksim.config import ConfigError
 from flocksim.metrics import METRIC_NAMES
 
@@ -49,9 +59,7 @@ def run(
     precision: Annotated[
         str | None, typer.Option(help="With --out: float32 (default) | float64 for positions and velocities.")
     ] = None,
-    engine: Annotated[
-        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
-    ] = "cpu",
+    engine: Annotated[str, typer.Option(help=ENGINE_HELP)] = "cpu",
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads (default: NUMBA_NUM_THREADS or all cores).")
     ] = None,

@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from flocksim.cli_common import ENGINE_HELP
+
 DEFAULT_PORT = 8000
 MAX_SPS = 100_000.0
 """Largest --sps [steps/s]."""
@@ -66,9 +68,7 @@ def serve(
     threads: Annotated[
         int | None, typer.Option(min=1, help="CPU threads per step (default: NUMBA_NUM_THREADS or all cores).")
     ] = None,
-    engine: Annotated[
-        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
-    ] = "cpu",
+    engine: Annotated[str, typer.Option(help=ENGINE_HELP)] = "cpu",
 ) -> None:
     """Serve the interactive viewer: open the printed address in a browser.
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from flocksim._extras import require
 from flocksim.cli_common import UsageError, check_output_path, err, fail, out
 
 
@@ -34,7 +35,10 @@ def render(
     """Render a recorded run into a video: triangles along each agent's heading, 3D in perspective.
 
     Example: flocksim render run.zarr -o flock.mp4 --size 1280x720 --color-by speed --trail 8 --camera azimuth=60
+
+    Needs the video extra: pip install 'flocksim\\[video]'
     """
+    require("video", "flocksim render")
     from flocksim.io import TrajectoryError
     from flocksim.render import CameraError, RenderError, parse_camera, parse_size, render_run
     from flocksim.render.writers import VIDEO_SUFFIXES

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from flocksim.cli_common import UsageError, check_output_path, err, fail, out
+from flocksim._extras import require
+from flocksim.cli_common import ENGINE_HELP, UsageError, check_output_path, err, fail, out
 from flocksim.config import ConfigError
 
 
@@ -33,9 +34,7 @@ def sweep(
     steps: Annotated[int | None, typer.Option(min=1, help="Steps per run (default: the sweep file's).")] = None,
     seeds: Annotated[int | None, typer.Option(min=1, help="Seeds per parameter point (default: the file's).")] = None,
     threads: Annotated[int, typer.Option(min=1, help="numba threads per run.")] = 1,
-    engine: Annotated[
-        str, typer.Option(help="Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim[cuda]', docs/gpu.md).")
-    ] = "cpu",
+    engine: Annotated[str, typer.Option(help=ENGINE_HELP)] = "cpu",
     list_sweeps: Annotated[bool, typer.Option("--list", help="List the shipped sweeps and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -44,7 +43,10 @@ def sweep(
     Example: flocksim sweep boids-separation -o sep.parquet --workers 2 --seeds 3
 
     Cluster: flocksim sweep my-sweep.toml -o results.parquet --scheduler tcp://host:8786 --resume
+
+    Needs the sweep extra: pip install 'flocksim\\[sweep]'
     """
+    require("sweep", "flocksim sweep")
     from flocksim.sweep import SweepError, load_sweep, run_sweep, shipped_sweeps
 
     if list_sweeps:
@@ -102,6 +104,8 @@ def plot(
     Example: flocksim plot results.parquet -x rules.alignment.weight -y polarization_mean --hue neighbors.mode
 
     A run's metrics over time: flocksim plot run.zarr -o metrics.png (or flocksim plot m.csv)
+
+    Needs the plot extra (and the sweep extra for .parquet): pip install 'flocksim\\[plot]'
     """
     plotters = {".parquet": _plot_sweep, ".zarr": _plot_run, ".csv": _plot_run}  # chosen by the suffix
     handler = plotters.get(source.suffix.lower(), _plot_run if source.is_dir() else None)
@@ -112,6 +116,8 @@ def plot(
 
 
 def _plot_sweep(source: Path, output: Path | None, x: str | None, y: str | None, hue: str | None) -> None:
+    require("sweep", "flocksim plot")
+    require("plot", "flocksim plot")
     from flocksim.sweep import SweepError
     from flocksim.sweep.plot import plot_results
 
@@ -125,6 +131,7 @@ def _plot_sweep(source: Path, output: Path | None, x: str | None, y: str | None,
 
 def _plot_run(source: Path, output: Path | None, x: str | None, y: str | None, hue: str | None) -> None:
     """Polarization, milling, mean neighbours, speed and caught over time, from a store or metrics CSV."""
+    require("plot", "flocksim plot")
     from flocksim.io import TrajectoryError
     from flocksim.plotting import PlotError, plot_metrics
 

@@ -43,7 +43,14 @@ def analyze(
     Example: flocksim analyze starlings.csv --fps 25 --plot starlings.png
 
     A movement dataset or a recorded run: flocksim analyze tracks.nc; flocksim analyze run.zarr --dt 0.5
+
+    Needs the field extra (and the plot extra for --plot): pip install 'flocksim\\[field]'
     """
+    from flocksim._extras import require
+
+    require("field", "flocksim analyze")
+    if plot is not None:
+        require("plot", "flocksim analyze")
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -95,7 +102,12 @@ def export(
     """Export a recorded run as a movement dataset (netCDF), which movement and xarray open.
 
     Example: flocksim export run.zarr -o tracks.nc
+
+    Needs the field extra: pip install 'flocksim\\[field]'
     """
+    from flocksim._extras import require
+
+    require("field", "flocksim export")
     from rich.console import Console
 
     from flocksim.cli_common import UsageError, check_output_path, fail

@@ -67,7 +67,10 @@ def validate(
     A changed model fails: flocksim validate --quick --only vicsek --set vicsek.update=forward
 
     Re-make the reference curves (docs/results/validation/): flocksim validate --make-reference --jobs 2
+
+    The report's figures need the plot extra: pip install 'flocksim\\[plot]'
     """
+    from flocksim._extras import require
     from flocksim.validate import CHECKS, run_checks, write_report
     from flocksim.validate.curves import ReferenceError, default_folder
     from flocksim.validate.report import check_report_folder
@@ -89,6 +92,7 @@ def validate(
     if make_reference:
         _make_reference(folder, only, jobs, out, fail)
         return
+    require("plot", "flocksim validate")  # the report's figures, before the checks run
     try:
         check_report_folder(output)
     except ValueError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flocksim._extras import require
 from flocksim.atomic import atomic_path
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
@@ -59,6 +60,7 @@ def load_metrics(source: str | Path) -> tuple[np.ndarray, dict[str, np.ndarray]]
 
 def plot_metrics(source: str | Path, output: str | Path, title: str | None = None) -> Path:
     """Draw the metric panels of ``source`` into ``output``; returns ``output``."""
+    require("plot", "flocksim.plotting.plot_metrics")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

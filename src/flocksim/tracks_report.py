@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flocksim._extras import require
 from flocksim.atomic import atomic_path
 from flocksim.metrics.series import EDGE_MIN_POLARIZATION, SHAPE_MIN_POLARIZATION, TrackAnalysis
 from flocksim.plotting import FIGURE_SUFFIXES, PlotError
@@ -59,6 +60,7 @@ def summary_rows(analysis: TrackAnalysis, time_unit: str) -> list[tuple[str, str
 def plot_analysis(analysis: TrackAnalysis, output: str | Path, title: str, time_unit: str) -> Path:
     """Polarization and milling, speed, nearest-neighbour distance and birds present over time, and
     C(r) of orientation and speed on the middle correlation frame; written to ``output``."""
+    require("plot", "flocksim.tracks_report.plot_analysis")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

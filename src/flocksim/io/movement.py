@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from flocksim._extras import require
 from flocksim.io.resample import Samples, check_track_size
 
 POSE_DIMS = ("time", "space", "keypoints", "individuals")
@@ -54,6 +55,7 @@ def read_movement_samples(path: str | Path, keypoint: str | None = None, fps: fl
     ``keypoint``: the keypoint that stands for a bird (default: the only one, else the mean of the
     keypoints seen in that frame). ``fps`` [1/s]: converts a time counted in frames to seconds
     (default: the file's ``fps`` attribute, else the time stays in frames)."""
+    require("field", "flocksim.io.movement.read_movement_samples")
     path = Path(path)
     with _open(path) as ds:
         return _samples(ds, path, keypoint, fps)
@@ -200,6 +202,7 @@ def run_to_movement(store_path: str | Path):
     [s]; individuals are named ``id_<agent id>``. Attributes: ds_type "poses", time_unit
     "seconds", fps (frames per simulated second), source_software "flocksim", and the run's seed,
     model, dt, every, flocksim version and parameters (TOML text)."""
+    require("field", "flocksim.io.movement.run_to_movement")
     import xarray as xr
 
     from flocksim.io.store import TrajectoryStore
@@ -246,6 +249,7 @@ def _export_attrs(run_attrs: dict[str, Any], time: np.ndarray) -> dict[str, Any]
 def export_run(store_path: str | Path, output: str | Path) -> tuple[int, int]:
     """Write the run at ``store_path`` as a movement dataset (netCDF4) to ``output``, whole or not at
     all (:func:`flocksim.atomic.atomic_path`); returns (frames, birds)."""
+    require("field", "flocksim.io.movement.export_run")
     from flocksim.atomic import atomic_path
 
     ds = run_to_movement(store_path)

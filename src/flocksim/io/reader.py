@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flocksim._extras import require
 from flocksim.io.store import TrajectoryError, TrajectoryStore, _first_line, disk_usage, quiet_zarr
 
 
@@ -21,6 +22,7 @@ def open_run(path: str | Path, **kwargs: Any):
     It is what ``xarray.open_zarr(path)`` gives, after checking that the store is a flocksim
     trajectory: a damaged or foreign one raises :class:`TrajectoryError` (one line).
     """
+    require("field", "flocksim.io.open_run")
     import xarray as xr
 
     TrajectoryStore.open(path)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flocksim._extras import require
 from flocksim.io.resample import (
     Samples,
     check_track_size,
@@ -76,6 +77,7 @@ def open_tracks(path: str | Path, dt: float | None = None, fps: float | None = N
     ``fps`` [frames/s]: the frame rate of a CSV without a time column, or of a movement dataset
     whose time counts frames. ``keypoint``: the movement keypoint that stands for a bird (default:
     the only one, else the mean of those seen)."""
+    require("field", "flocksim.io.open_tracks")
     import xarray as xr
 
     _positive("dt", dt)

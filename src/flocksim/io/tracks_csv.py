@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flocksim._extras import require
 from flocksim.io.resample import UNIFORM_RTOL, Samples, check_track_size
 
 REQUIRED = ("frame", "id", "x", "y")
@@ -74,6 +75,7 @@ def _header(path: Path) -> list[str]:
 
 def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
     """The samples of a track CSV (see the module docstring); :class:`CsvTracksError` for a bad file."""
+    require("field", "flocksim.io.tracks_csv.read_csv_samples")
     import pandas as pd
 
     path = Path(path)

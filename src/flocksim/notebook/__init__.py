@@ -4,9 +4,15 @@ simulation and a replay of a recorded run, drawn by the viewer's renderer (docs/
 ``flocksim.widget(sim)`` and ``flocksim.widget("run.zarr")`` return them; see :func:`widget`.
 """
 
+# the extra is checked (require) before the modules below import anywidget
+# ruff: noqa: E402
 from __future__ import annotations
 
 from typing import Any
+
+from flocksim._extras import require
+
+require("notebook", "flocksim.notebook")
 
 from flocksim.notebook.base import FlockWidget, WidgetNotBuiltError
 from flocksim.notebook.live import SimulationWidget, refresh_open_widgets

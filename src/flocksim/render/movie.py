@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flocksim._extras import require
 from flocksim.budgets import check_trail
 from flocksim.io.store import TrajectoryError, TrajectoryStore
 from flocksim.render.camera import Camera, View, scene_box
@@ -197,6 +198,7 @@ def render_run(
     ``start``/``stop``: simulated seconds (inclusive); ``agent_size``: triangle length in pixels
     (default: about 1/90 of the frame height, at least 4); ``on_frame(done, total)`` is called
     after every frame (progress bars)."""
+    require("video", "flocksim.render.render_run")
     started = time.perf_counter()
     camera = camera or Camera()
     width, height = size

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flocksim._extras import require
 from flocksim.atomic import PendingFile
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
@@ -26,6 +27,7 @@ class Mp4Writer:
     """``write(rgb)`` frames of shape (height, width, 3) uint8; even width and height."""
 
     def __init__(self, path: str | Path, fps: int, width: int, height: int, crf: int = 20, preset: str = "veryfast"):
+        require("video", "flocksim.render.Mp4Writer")
         import av
 
         if width % 2 or height % 2:

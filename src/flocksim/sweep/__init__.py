@@ -11,7 +11,13 @@ Quick use::
 See :mod:`flocksim.sweep.spec` for the sweep file and ``docs/sweeps.md`` for cluster use.
 """
 
+# the extra is checked (require) before the modules below import pyarrow and dask
+# ruff: noqa: E402
 from __future__ import annotations
+
+from flocksim._extras import require
+
+require("sweep", "flocksim.sweep")
 
 from flocksim.sweep.expand import Task, expand
 from flocksim.sweep.results import read_results, sweep_metadata

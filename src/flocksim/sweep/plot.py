@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from flocksim._extras import require
 from flocksim.atomic import OutputError, atomic_path, check_output
 from flocksim.sweep.results import read_results, sweep_metadata
 from flocksim.sweep.spec import RESERVED_COLUMNS, SweepError
@@ -28,6 +29,7 @@ def plot_results(
 
     Bad input (unknown column, no ok rows, unsupported format) raises :class:`SweepError`.
     """
+    require("plot", "flocksim.sweep.plot.plot_results")
     source = Path(source)
     if not source.is_file():
         raise SweepError(f"plot: no file {str(source)!r}; allowed: a results file written by flocksim sweep")

@@ -7,6 +7,7 @@ import platform
 from datetime import date
 from pathlib import Path
 
+from flocksim._extras import require
 from flocksim.validate.checks import CheckResult
 
 
@@ -30,6 +31,7 @@ def write_figure(result: CheckResult, path: Path) -> bool:
     """Draw the check's figure into ``path`` (PNG); False when the check has none."""
     if result.plot is None:
         return False
+    require("plot", "flocksim.validate.report.write_figure")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
