@@ -30,8 +30,15 @@ def device(fn: F) -> F:
 
 
 def block_device(fn: F) -> F:
-    """A per-cell function that takes tuples of arrays: compiled as a call, not inlined
-    (numba's IR inliner crashes on such functions inside parallel loops)."""
+    """Compile a kernel function with numba for the CPU as a function of its own, called, not inlined.
+
+    For work done once per agent or on a rare path (obstacle avoidance, predators, a scratch
+    overflow): inlining copies the callee's IR into every caller, and numba's inliner and type
+    inference take time that grows faster than the function's size, so one large function inlined
+    in several kernels cost minutes of compile time; compiled once, it is also cached once. Per-pair
+    functions stay :func:`device` (a call passes every array as several scalars). Also for per-cell
+    functions that take tuples of arrays (numba's IR inliner crashes on such functions inside
+    parallel loops)."""
     return numba.njit(cache=True, nogil=True)(fn)  # type: ignore[return-value]
 
 
