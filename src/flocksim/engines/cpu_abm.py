@@ -15,7 +15,7 @@ import numpy as np
 
 from flocksim.budgets import PairBudget
 from flocksim.kernels.blocks import block_bounds, block_count
-from flocksim.kernels.compile import device
+from flocksim.kernels.compile import device, serial_kernel
 from flocksim.kernels.vector import normalize_or_zero
 from flocksim.models.abm_flocking import (
     ABM_EMPTY,
@@ -55,7 +55,7 @@ def abm_headings(position, velocity, alive, start, index, dim, space, c, scales,
         _headings_of(i0, i1, position, velocity, alive, start, index, dim, space, c, scales, out)
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _headings_of(i0, i1, position, velocity, alive, start, index, dim, space, c, scales, out):
     """:func:`abm_headings` for birds i0..i1."""
     for i in range(i0, i1):
@@ -205,7 +205,7 @@ def sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales, picks, fo
     return acc
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _headings_of_cells(c0, c1, tid, xs, ys, zs, hxs, hys, hzs, qs, order, cell_start, g, space, c, scales, runs, shifts,
                        picks, found, heading, counts):  # fmt: skip
     """Phase one of :func:`abm_step_cells` for cells c0..c1."""
@@ -254,7 +254,7 @@ def abm_headings_knn(xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim,
                          space, c, k, rows, out, counts)  # fmt: skip
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _knn_headings_of(s0, s1, tid, xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k, rows, out,
                      counts):  # fmt: skip
     """:func:`abm_headings_knn` for the birds in slots s0..s1."""

@@ -8,6 +8,7 @@ import numpy as np
 
 from flocksim.engines.cpu_vicsek import constant_speed_moves
 from flocksim.kernels.blocks import block_bounds, block_count
+from flocksim.kernels.compile import serial_kernel
 from flocksim.kernels.couzin import couzin_heading
 from flocksim.models.couzin import CouzinModel
 from flocksim.neighbors import NeighborList
@@ -24,7 +25,7 @@ def couzin_headings(position, velocity, alive, start, index, dim, space, c, nois
         _headings_of(i0, i1, position, velocity, alive, start, index, dim, space, c, noise, out)
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _headings_of(i0, i1, position, velocity, alive, start, index, dim, space, c, noise, out):
     """:func:`couzin_headings` for individuals i0..i1."""
     for i in range(i0, i1):

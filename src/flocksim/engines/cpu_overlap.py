@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import device
+from flocksim.kernels.compile import device, serial_kernel
 from flocksim.kernels.obstacles import obstacle_correction
 from flocksim.kernels.overlap import pair_correction
 from flocksim.kernels.vector import load, store
@@ -59,7 +59,7 @@ def corrections_grid(xs, ys, zs, rs, ms, order, cell_start, g, space, planar, sh
                          grid, cells, pairs, runs, shifts, out)  # fmt: skip
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _row_corrections(row, tid, xs, ys, zs, rs, ms, order, cell_start, g, space, planar, shapes, grid, cells, pairs,
                      runs, shifts, out):  # fmt: skip
     """:func:`corrections_grid` for the cells of one row (y, z) of the grid."""

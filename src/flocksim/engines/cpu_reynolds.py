@@ -12,12 +12,13 @@ from flocksim.budgets import PairBudget
 from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.engines.cpu_reynolds_grid import GridSteering
 from flocksim.kernels.blocks import block_bounds, block_count
+from flocksim.kernels.compile import serial_kernel
 from flocksim.models.reynolds import ReynoldsModel, integrate_agent, reynolds_acceleration
 from flocksim.neighbors import NeighborList, metric_search_on_grid
 from flocksim.state import FlockState
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _accelerate_agents(i0, i1, position, velocity, alive, start, index, dim, space, c, inputs, out, aux):
     """:func:`reynolds_accelerations` for agents i0..i1."""
     for i in range(i0, i1):
@@ -38,7 +39,7 @@ def reynolds_accelerations(position, velocity, alive, start, index, dim, space, 
         _accelerate_agents(i0, i1, position, velocity, alive, start, index, dim, space, c, inputs, out, aux)
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _integrate_agents(i0, i1, position, velocity, alive, acc, aux, spin, turn, dim, space, dt, c):
     """:func:`integrate_all` for agents i0..i1."""
     for i in range(i0, i1):

@@ -17,7 +17,7 @@ import numpy as np
 
 from flocksim.budgets import PairBudget
 from flocksim.kernels.blocks import block_bounds, block_count
-from flocksim.kernels.compile import block_device, device
+from flocksim.kernels.compile import block_device, device, serial_kernel
 from flocksim.kernels.vector import load, normalize_or_zero
 from flocksim.models.reynolds import (
     ALIGNMENT_INERTIAL_SPIN,
@@ -149,11 +149,15 @@ def _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, d
 @block_device
 def _rescan(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, dim, space, radius2, c, sums, plane):
     """:func:`_add_agent` when agent j has more hits than the scratch holds: scan its block again,
-    branching (rare: a call, so that this path is compiled once, not inlined in every kernel)."""
+    branching (rare: a call, so that this path is compiled once, not inlined in every kernel; one
+    loop per ``plane`` case, so that the per-pair code is that of the inlined path)."""
     for q in range(nruns):
         for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
             if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
-                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, True, True)
+                if plane:
+                    _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, True, True, True)
+                else:
+                    _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, False, True, True)
 
 
 @device
@@ -176,7 +180,7 @@ def _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, rad
     return pairs
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _stripe_sums_plane(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
                        hits, stripes, sums):  # fmt: skip
     """:func:`_stripe_sums` with the :data:`PLANE_COLUMNS` only."""
@@ -184,7 +188,7 @@ def _stripe_sums_plane(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, spac
                         hits, stripes, sums, True)  # fmt: skip
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _stripe_sums_full(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
                       hits, stripes, sums):  # fmt: skip
     """:func:`_stripe_sums` with all :data:`SUM_COLUMNS`."""
@@ -219,13 +223,13 @@ def neighbor_sums(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, v
     :func:`flocksim.neighbors.coherent.metric_fill_ascending`; pairs[t] = the neighbour pairs
     stripe t summed (the length of its agents' rows). Each case (plane or full columns) is a kernel
     of its own, compiled when first used; the parallel loop only calls the stripe's serial kernel,
-    which keeps numba's parallel passes off the large inlined body (docs/design.md, compile time)."""
+    which keeps numba's parallel passes off the large inlined body (docs/design.md §7.4)."""
     kernel = _neighbor_sums_full if _full_columns.py_func(dim, c) else _neighbor_sums_plane
     kernel(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts, hits, stripes, sums,
            pairs)  # fmt: skip
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _steer_slots(s0, s1, position, velocity, order, sums, dim, space, c, inputs, out, aux):
     """:func:`steering_from_sums` for slots s0..s1."""
     plane = not _full_columns(dim, c)

@@ -5,7 +5,7 @@ numba's parallel passes (parfor fusion and lowering) take time superlinear in th
 loop body, and a per-agent body with every rule inlined is large: compiled as the body of the
 parallel loop it took minutes, compiled once as an ordinary function it takes seconds. Calls are
 per block, not per agent, so their arguments cost nothing measurable. Results do not depend on the
-blocks: every agent is still computed alone, from the same snapshot (docs/design.md §1.2).
+blocks: every agent is still computed alone, from the same snapshot (docs/design.md §1.2, §7.4).
 """
 
 from __future__ import annotations

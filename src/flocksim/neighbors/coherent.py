@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 from flocksim.kernels.blocks import block_bounds, block_count
-from flocksim.kernels.compile import device
+from flocksim.kernels.compile import device, serial_kernel
 from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
 from flocksim.neighbors.knn import agents_per_cell, knn_cell_width, offset_range, wrap_offset
 from flocksim.neighbors.pairs import knn_insert_keyed
@@ -378,7 +378,7 @@ def _wall_gaps(x, origin, width, c, periodic):
     return lo, hi
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _knn_rows_slots(s0, s1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
     """:func:`knn_rows` for the agents in slots s0..s1."""
     rs, rk, rd = scratch
@@ -442,7 +442,7 @@ def _count_metric(si, nruns, tid, runs, xs, ys, zs, dim, space, radius2):
     return m
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _count_row(row, tid, xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts, counts):
     """:func:`metric_count` for the cells of one row (y, z) of the grid."""
     iy = row % g.ny
@@ -469,7 +469,7 @@ def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, sh
                    counts)  # fmt: skip
 
 
-@numba.njit(cache=True, nogil=True)
+@serial_kernel
 def _fill_stripe(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, hits, stripes, fill,
                  index):  # fmt: skip
     """:func:`metric_fill_ascending` for stripe t."""
