@@ -94,3 +94,22 @@ def serve_in_thread(app, port: int, **config) -> Iterator[None]:
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+HEAVY_FILES = (
+    "test_viewer_browser.py",
+    "test_flappy_browser.py",
+    "test_notebook_browser.py",
+    "test_notebook.py",
+    "test_wheel.py",
+    "test_docs_site.py",
+)
+"""Test files that drive a browser, a Jupyter kernel, a wheel build in a fresh venv or the
+documentation site's build: the ``heavy`` tests, with those marked ``slow``."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the heavy tests, so that ``pytest -m "not heavy"`` is the quick subset for development."""
+    for item in items:
+        if item.path.name in HEAVY_FILES or item.get_closest_marker("slow") is not None:
+            item.add_marker(pytest.mark.heavy)

@@ -14,7 +14,8 @@ import numba
 import numpy as np
 
 from flocksim.budgets import PairBudget
-from flocksim.kernels.compile import device
+from flocksim.kernels.blocks import block_bounds, block_count
+from flocksim.kernels.compile import device, serial_kernel
 from flocksim.kernels.vector import normalize_or_zero
 from flocksim.models.abm_flocking import (
     ABM_EMPTY,
@@ -47,7 +48,17 @@ from flocksim.state import FlockState
 @numba.njit(parallel=True, cache=True)
 def abm_headings(position, velocity, alive, start, index, dim, space, c, scales, out):
     """Phase one (reference path): out[i] = new unit heading of bird i from its neighbour row."""
-    for i in numba.prange(position.shape[0]):
+    n = position.shape[0]
+    blocks = block_count(n)
+    for b in numba.prange(blocks):
+        i0, i1 = block_bounds(b, blocks, n)
+        _headings_of(i0, i1, position, velocity, alive, start, index, dim, space, c, scales, out)
+
+
+@serial_kernel
+def _headings_of(i0, i1, position, velocity, alive, start, index, dim, space, c, scales, out):
+    """:func:`abm_headings` for birds i0..i1."""
+    for i in range(i0, i1):
         if alive[i]:
             hx, hy, hz = abm_heading(i, position, velocity, start, index, dim, space, c, scales)
             out[i, 0] = hx
@@ -194,19 +205,15 @@ def sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales, picks, fo
     return acc
 
 
-@numba.njit(parallel=True, cache=True)
-def abm_step_cells(position, velocity, xs, ys, zs, hxs, hys, hzs, qs, order, cell_start, g, space, c, scales, runs,
-                   shifts, picks, found, heading, counts, dt):  # fmt: skip
-    """Metric mode on grids with >= 3 cells per periodic axis. Phase one, per cell: the
-    block as runs of slots; every bird of the cell sums every candidate there in fixed
-    point (exact, so in any order) and its new heading goes to ``heading`` (slot
-    order). Phase two: every bird moves."""
-    for cc in numba.prange(cell_start.shape[0] - 1):
+@serial_kernel
+def _headings_of_cells(c0, c1, tid, xs, ys, zs, hxs, hys, hzs, qs, order, cell_start, g, space, c, scales, runs, shifts,
+                       picks, found, heading, counts):  # fmt: skip
+    """Phase one of :func:`abm_step_cells` for cells c0..c1."""
+    for cc in range(c0, c1):
         lo = cell_start[cc]
         hi = cell_start[cc + 1]
         if hi == lo:
             continue
-        tid = numba.get_thread_id()
         nruns = block_runs(cc, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
         for si in range(lo, hi):
             acc = sum_block(si, nruns, tid, runs, shifts, xs, ys, zs, qs, c, scales, picks[tid], found[tid])
@@ -215,6 +222,21 @@ def abm_step_cells(position, velocity, xs, ys, zs, hxs, hys, hzs, qs, order, cel
             heading[si, 1] = hy
             heading[si, 2] = hz
             counts[order[si]] = acc[0]
+
+
+@numba.njit(parallel=True, cache=True)
+def abm_step_cells(position, velocity, xs, ys, zs, hxs, hys, hzs, qs, order, cell_start, g, space, c, scales, runs,
+                   shifts, picks, found, heading, counts, dt):  # fmt: skip
+    """Metric mode on grids with >= 3 cells per periodic axis. Phase one, per cell: the
+    block as runs of slots; every bird of the cell sums every candidate there in fixed
+    point (exact, so in any order) and its new heading goes to ``heading`` (slot
+    order). Phase two: every bird moves."""
+    ncell = cell_start.shape[0] - 1
+    blocks = block_count(ncell)
+    for b in numba.prange(blocks):
+        c0, c1 = block_bounds(b, blocks, ncell)
+        _headings_of_cells(c0, c1, numba.get_thread_id(), xs, ys, zs, hxs, hys, hzs, qs, order, cell_start, g, space,
+                           c, scales, runs, shifts, picks, found, heading, counts)  # fmt: skip
     for si in numba.prange(order.shape[0]):
         abm_move(order[si], position, velocity, heading[si, 0], heading[si, 1], heading[si, 2], c.dim, space,
                  c.speed, dt)  # fmt: skip
@@ -224,10 +246,22 @@ def abm_step_cells(position, velocity, xs, ys, zs, hxs, hys, hzs, qs, order, cel
 def abm_headings_knn(xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k, rows, out, counts):
     """Phase one, topological mode: ring search for the k nearest of each bird, then
     accumulate them in (distance, index) order."""
+    n = order.shape[0]
+    blocks = block_count(n)
+    for b in numba.prange(blocks):
+        s0, s1 = block_bounds(b, blocks, n)
+        _knn_headings_of(s0, s1, numba.get_thread_id(), xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim,
+                         space, c, k, rows, out, counts)  # fmt: skip
+
+
+@serial_kernel
+def _knn_headings_of(s0, s1, tid, xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k, rows, out,
+                     counts):  # fmt: skip
+    """:func:`abm_headings_knn` for the birds in slots s0..s1."""
     rs, rk, rd = rows
-    for si in numba.prange(order.shape[0]):
-        knn_heading(si, xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k,
-                    numba.get_thread_id(), rs, rk, rd, out, counts)  # fmt: skip
+    for si in range(s0, s1):
+        knn_heading(si, xs, ys, zs, hxs, hys, hzs, order, cell, cell_start, g, dim, space, c, k, tid, rs, rk, rd, out,
+                    counts)  # fmt: skip
 
 
 @device

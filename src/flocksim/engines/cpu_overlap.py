@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import device
+from flocksim.kernels.compile import device, serial_kernel
 from flocksim.kernels.obstacles import obstacle_correction
 from flocksim.kernels.overlap import pair_correction
 from flocksim.kernels.vector import load, store
@@ -54,21 +54,29 @@ def corrections_grid(xs, ys, zs, rs, ms, order, cell_start, g, space, planar, sh
     obstacles only); xs, ys, zs, rs, ms: coordinates, radii and masses in slot order; ``runs`` and
     ``shifts``: :func:`block_runs`'s per-thread scratch. Dead agents' rows are left alone."""
     for row in numba.prange(g.ny * g.nz):  # cell rows: no integer divisions per cell
-        iy = row % g.ny
-        iz = row // g.ny
-        tid = numba.get_thread_id()
-        for ix in range(g.nx):
-            c = row * g.nx + ix
-            lo = cell_start[c]
-            hi = cell_start[c + 1]
-            if lo == hi:
-                continue
-            nruns = 0
-            if pairs:
-                nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
-            for si in range(lo, hi):
-                _agent_correction(si, nruns, tid, runs, xs, ys, zs, rs, ms, order, space, planar, shapes, grid, cells,
-                                  out)  # fmt: skip
+        row64 = np.int64(row)  # the loop index is unsigned where numba lowers the loop: one signature for both
+        _row_corrections(row64, numba.get_thread_id(), xs, ys, zs, rs, ms, order, cell_start, g, space, planar, shapes,
+                         grid, cells, pairs, runs, shifts, out)  # fmt: skip
+
+
+@serial_kernel
+def _row_corrections(row, tid, xs, ys, zs, rs, ms, order, cell_start, g, space, planar, shapes, grid, cells, pairs,
+                     runs, shifts, out):  # fmt: skip
+    """:func:`corrections_grid` for the cells of one row (y, z) of the grid."""
+    iy = row % g.ny
+    iz = row // g.ny
+    for ix in range(g.nx):
+        c = row * g.nx + ix
+        lo = cell_start[c]
+        hi = cell_start[c + 1]
+        if lo == hi:
+            continue
+        nruns = 0
+        if pairs:
+            nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+        for si in range(lo, hi):
+            _agent_correction(si, nruns, tid, runs, xs, ys, zs, rs, ms, order, space, planar, shapes, grid, cells,
+                              out)  # fmt: skip
 
 
 @device

@@ -11,15 +11,17 @@ import numpy as np
 from flocksim.budgets import PairBudget
 from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.engines.cpu_reynolds_grid import GridSteering
+from flocksim.kernels.blocks import block_bounds, block_count
+from flocksim.kernels.compile import serial_kernel
 from flocksim.models.reynolds import ReynoldsModel, integrate_agent, reynolds_acceleration
 from flocksim.neighbors import NeighborList, metric_search_on_grid
 from flocksim.state import FlockState
 
 
-@numba.njit(parallel=True, cache=True)
-def reynolds_accelerations(position, velocity, alive, start, index, dim, space, c, inputs, out, aux):
-    """Phase one: out[i] = steering acceleration of agent i, aux[i] = its J tau and speed limit (alive agents only)."""
-    for i in numba.prange(position.shape[0]):
+@serial_kernel
+def _accelerate_agents(i0, i1, position, velocity, alive, start, index, dim, space, c, inputs, out, aux):
+    """:func:`reynolds_accelerations` for agents i0..i1."""
+    for i in range(i0, i1):
         if alive[i]:
             ax, ay, az = reynolds_acceleration(i, position, velocity, start, index, dim, space, c, inputs, aux)
             out[i, 0] = ax
@@ -28,13 +30,33 @@ def reynolds_accelerations(position, velocity, alive, start, index, dim, space, 
 
 
 @numba.njit(parallel=True, cache=True)
+def reynolds_accelerations(position, velocity, alive, start, index, dim, space, c, inputs, out, aux):
+    """Phase one: out[i] = steering acceleration of agent i, aux[i] = its J tau and speed limit (alive agents only)."""
+    n = position.shape[0]
+    blocks = block_count(n)
+    for b in numba.prange(blocks):
+        i0, i1 = block_bounds(b, blocks, n)
+        _accelerate_agents(i0, i1, position, velocity, alive, start, index, dim, space, c, inputs, out, aux)
+
+
+@serial_kernel
+def _integrate_agents(i0, i1, position, velocity, alive, acc, aux, spin, turn, dim, space, dt, c):
+    """:func:`integrate_all` for agents i0..i1."""
+    for i in range(i0, i1):
+        if alive[i]:
+            integrate_agent(i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], aux, spin, turn, dim, space, dt, c)
+
+
+@numba.njit(parallel=True, cache=True)
 def integrate_all(position, velocity, alive, acc, aux, inputs, dim, space, dt, c):
     """Phase two: integrate every alive agent from its own slots of acc and aux (and its own spin)."""
     spin = inputs.spin  # a plain array in the loop: see the note above integrate_agent
     turn = inputs.turn
-    for i in numba.prange(position.shape[0]):
-        if alive[i]:
-            integrate_agent(i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], aux, spin, turn, dim, space, dt, c)
+    n = position.shape[0]
+    blocks = block_count(n)
+    for b in numba.prange(blocks):
+        i0, i1 = block_bounds(b, blocks, n)
+        _integrate_agents(i0, i1, position, velocity, alive, acc, aux, spin, turn, dim, space, dt, c)
 
 
 def step_reynolds(model: ReynoldsModel, state: FlockState, nbrs: NeighborList, dt: float, buf: np.ndarray) -> None:

@@ -16,7 +16,8 @@ import numba
 import numpy as np
 
 from flocksim.budgets import PairBudget
-from flocksim.kernels.compile import device
+from flocksim.kernels.blocks import block_bounds, block_count
+from flocksim.kernels.compile import block_device, device, serial_kernel
 from flocksim.kernels.vector import load, normalize_or_zero
 from flocksim.models.reynolds import (
     ALIGNMENT_INERTIAL_SPIN,
@@ -141,14 +142,78 @@ def _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, d
         for u in range(close):
             _add_neighbor(hits[tid, u], sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, True, False)
         return m
-    for q in range(nruns):  # more hits than the scratch holds: scan again, branching
-        for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
-            if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
-                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, True, True)
+    _rescan(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, dim, space, radius2, c, sums, plane)
     return m
 
 
+@block_device
+def _rescan(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, dim, space, radius2, c, sums, plane):
+    """:func:`_add_agent` when agent j has more hits than the scratch holds: scan its block again,
+    branching (rare: a call, so that this path is compiled once, not inlined in every kernel; one
+    loop per ``plane`` case, so that the per-pair code is that of the inlined path)."""
+    for q in range(nruns):
+        for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
+            if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
+                if plane:
+                    _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, True, True, True)
+                else:
+                    _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, False, True, True)
+
+
+@device
+def _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts, hits,
+                 stripes, sums, plane):  # fmt: skip
+    """Stripe t of :func:`neighbor_sums`: zero its slots' sums, then add every agent j to those of
+    its slots that have j within the radius; returns the pairs summed. ``plane``: a constant."""
+    s0 = stripes[t]
+    s1 = stripes[t + 1]
+    for s in range(s0, s1):
+        for u in range(sums.shape[1]):
+            sums[s, u] = 0.0
+    if s0 == s1:
+        return 0
+    l0, l1 = stripe_layers(s0, s1, order, cell, g)
+    pairs = 0
+    for j in range(cell.shape[0]):
+        pairs += _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2,
+                            velocity, c, runs, shifts, hits, sums, plane)  # fmt: skip
+    return pairs
+
+
+@serial_kernel
+def _stripe_sums_plane(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
+                       hits, stripes, sums):  # fmt: skip
+    """:func:`_stripe_sums` with the :data:`PLANE_COLUMNS` only."""
+    return _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
+                        hits, stripes, sums, True)  # fmt: skip
+
+
+@serial_kernel
+def _stripe_sums_full(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
+                      hits, stripes, sums):  # fmt: skip
+    """:func:`_stripe_sums` with all :data:`SUM_COLUMNS`."""
+    return _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
+                        hits, stripes, sums, False)  # fmt: skip
+
+
 @numba.njit(parallel=True, cache=True)
+def _neighbor_sums_plane(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts, hits,
+                         stripes, sums, pairs):  # fmt: skip
+    for t in numba.prange(stripes.shape[0] - 1):
+        t64 = np.int64(t)  # the loop index is unsigned where numba lowers the loop: one signature for both
+        pairs[t] = _stripe_sums_plane(t64, numba.get_thread_id(), xs, ys, zs, order, cell, cell_start, g, dim, space,
+                                      radius2, velocity, c, runs, shifts, hits, stripes, sums)  # fmt: skip
+
+
+@numba.njit(parallel=True, cache=True)
+def _neighbor_sums_full(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts, hits,
+                        stripes, sums, pairs):  # fmt: skip
+    for t in numba.prange(stripes.shape[0] - 1):
+        t64 = np.int64(t)  # the loop index is unsigned where numba lowers the loop: one signature for both
+        pairs[t] = _stripe_sums_full(t64, numba.get_thread_id(), xs, ys, zs, order, cell, cell_start, g, dim, space,
+                                     radius2, velocity, c, runs, shifts, hits, stripes, sums)  # fmt: skip
+
+
 def neighbor_sums(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts, hits,
                   stripes, sums, pairs):  # fmt: skip
     """Phase one's neighbour sums of every alive agent, in slot order: sums[s] holds
@@ -156,41 +221,38 @@ def neighbor_sums(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, v
     query radius, squared: ``radius2``) of the agent in slot s, added in increasing index.
     ``stripes``, ``hits``, ``runs``, ``shifts``: as for
     :func:`flocksim.neighbors.coherent.metric_fill_ascending`; pairs[t] = the neighbour pairs
-    stripe t summed (the length of its agents' rows)."""
+    stripe t summed (the length of its agents' rows). Each case (plane or full columns) is a kernel
+    of its own, compiled when first used; the parallel loop only calls the stripe's serial kernel,
+    which keeps numba's parallel passes off the large inlined body (docs/design.md §7.4)."""
+    kernel = _neighbor_sums_full if _full_columns.py_func(dim, c) else _neighbor_sums_plane
+    kernel(xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts, hits, stripes, sums,
+           pairs)  # fmt: skip
+
+
+@serial_kernel
+def _steer_slots(s0, s1, position, velocity, order, sums, dim, space, c, inputs, out, aux):
+    """:func:`steering_from_sums` for slots s0..s1."""
     plane = not _full_columns(dim, c)
-    for t in numba.prange(stripes.shape[0] - 1):
-        s0 = stripes[t]
-        s1 = stripes[t + 1]
-        pairs[t] = 0
-        for s in range(s0, s1):
-            for u in range(sums.shape[1]):
-                sums[s, u] = 0.0
-        if s0 == s1:
-            continue
-        tid = numba.get_thread_id()
-        l0, l1 = stripe_layers(s0, s1, order, cell, g)
-        for j in range(cell.shape[0]):
-            if plane:
-                pairs[t] += _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space,
-                                       radius2, velocity, c, runs, shifts, hits, sums, True)  # fmt: skip
-            else:
-                pairs[t] += _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space,
-                                       radius2, velocity, c, runs, shifts, hits, sums, False)  # fmt: skip
+    for s in range(s0, s1):
+        i = order[s]
+        px, py, pz = load(position, i, dim)
+        vx, vy, vz = load(velocity, i, dim)
+        acc = _load_sums(sums, s, c, plane)
+        ax, ay, az = reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux)
+        out[i, 0] = ax
+        out[i, 1] = ay
+        out[i, 2] = az
 
 
 @numba.njit(parallel=True, cache=True)
 def steering_from_sums(position, velocity, order, sums, dim, space, c, inputs, out, aux):
     """Phase one's end: out[i] = the steering acceleration of the alive agent i in slot s from its
     sums (:func:`reynolds_steering`, which also writes aux[i]). Dead agents' rows are left alone."""
-    for s in numba.prange(order.shape[0]):
-        i = order[s]
-        px, py, pz = load(position, i, dim)
-        vx, vy, vz = load(velocity, i, dim)
-        acc = _load_sums(sums, s, c, not _full_columns(dim, c))
-        ax, ay, az = reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux)
-        out[i, 0] = ax
-        out[i, 1] = ay
-        out[i, 2] = az
+    n = order.shape[0]
+    blocks = block_count(n)
+    for b in numba.prange(blocks):
+        s0, s1 = block_bounds(b, blocks, n)
+        _steer_slots(s0, s1, position, velocity, order, sums, dim, space, c, inputs, out, aux)
 
 
 class GridSteering:

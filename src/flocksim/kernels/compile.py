@@ -30,9 +30,26 @@ def device(fn: F) -> F:
 
 
 def block_device(fn: F) -> F:
-    """A per-cell function that takes tuples of arrays: compiled as a call, not inlined
-    (numba's IR inliner crashes on such functions inside parallel loops)."""
-    return numba.njit(cache=True, nogil=True)(fn)  # type: ignore[return-value]
+    """Compile a kernel function with numba for the CPU as a function of its own, called, not inlined.
+
+    For work done once per agent or on a rare path (obstacle avoidance, predators, a scratch
+    overflow): inlining copies the callee's IR into every caller, and numba's inliner and type
+    inference take time that grows faster than the function's size, so one large function inlined
+    in several kernels cost minutes of compile time; compiled once, it is also cached once. Per-pair
+    functions stay :func:`device` (a call passes every array as several scalars). Also for per-cell
+    functions that take tuples of arrays (numba's IR inliner crashes on such functions inside
+    parallel loops). Compiled with numpy's error model, as its callers' parallel loops are (see
+    :func:`serial_kernel`)."""
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)  # type: ignore[return-value]
+
+
+def serial_kernel(fn: F) -> F:
+    """Compile the serial body of a parallel loop (a block of agents, cells or stripes; see
+    :mod:`flocksim.kernels.blocks`) as numba compiles a parallel loop's body: numpy's error model,
+    so that a division by zero gives inf or nan as it did inside the loop, and no division pays
+    for a zero check (with Python's error model, which raises ZeroDivisionError, the reynolds grid
+    sums measured twice as slow)."""
+    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)  # type: ignore[return-value]
 
 
 def python_twin(fn: Callable) -> Callable:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from flocksim.kernels.compile import device
+from flocksim.kernels.compile import block_device, device
 from flocksim.kernels.vector import limit
 from flocksim.neighbors.grid import axis_cell
 
@@ -139,7 +139,7 @@ def obstacle_offset(px, py, pz, shapes, k, planar):
                        shapes[k, 6], planar)  # fmt: skip
 
 
-@device
+@block_device
 def obstacle_push_sum(px, py, pz, shapes, grid, cells, planar):
     """Sum of the steering pushes of every obstacle on a point (uncapped, dimensionless)."""
     sx = sy = sz = 0.0
@@ -158,7 +158,7 @@ def obstacle_push_sum(px, py, pz, shapes, grid, cells, planar):
     return sx, sy, sz
 
 
-@device
+@block_device
 def avoid_push(px, py, pz, vx, vy, vz, shapes, grid, cells, look_ahead, cap, planar):
     """Summed push at p, plus at the predicted point p + v look_ahead when look_ahead > 0, capped at ``cap``."""
     sx, sy, sz = obstacle_push_sum(px, py, pz, shapes, grid, cells, planar)

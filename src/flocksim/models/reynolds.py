@@ -39,7 +39,7 @@ from flocksim.initial import crowd_initial_state, initial_state
 from flocksim.kernels.alignment import alignment_direction, alignment_raw
 from flocksim.kernels.bounds import wall_push
 from flocksim.kernels.cohesion import cohesion_offset
-from flocksim.kernels.compile import device
+from flocksim.kernels.compile import block_device, device
 from flocksim.kernels.inertial_spin import heading_torque, spin_update, turn_vector, without_component_along
 from flocksim.kernels.obstacles import avoid_push
 from flocksim.kernels.predator import closeness, flee_force, flee_speed_limit, nearest_predator
@@ -245,6 +245,19 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
     return reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux)
 
 
+@block_device
+def predator_response(px, py, pz, vx, vy, vz, predators, space, c):
+    """(closeness, flee acceleration x, y, z) of an agent at p with velocity v to its nearest
+    predator: closeness 0 and no flight outside the detection distance."""
+    qx, qy, qz, q2 = nearest_predator(px, py, pz, predators, space)
+    near = closeness(math.sqrt(q2), c.detection)
+    if near <= 0.0:
+        return 0.0, 0.0, 0.0, 0.0
+    speed_limit = flee_speed_limit(c.max_speed, c.flee_speed, near)
+    fx, fy, fz = flee_force(qx, qy, qz, vx, vy, vz, speed_limit, c.max_force, c.steer_gain)
+    return near, c.flee_weight * near * fx, c.flee_weight * near * fy, c.flee_weight * near * fz
+
+
 @device
 def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux):
     """Steering acceleration of agent i [units/s^2] at position p with velocity v from its
@@ -263,17 +276,12 @@ def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux
     speed_limit = c.max_speed
     flee_x = flee_y = flee_z = 0.0
     if inputs.predators.shape[0] > 0:
-        qx, qy, qz, q2 = nearest_predator(px, py, pz, inputs.predators, space)
-        near = closeness(math.sqrt(q2), c.detection)
+        near, flee_x, flee_y, flee_z = predator_response(px, py, pz, vx, vy, vz, inputs.predators, space, c)
         if near > 0.0:
             w_sep *= c.panic_sep
             w_ali *= c.panic_ali
             w_coh *= c.panic_coh
             speed_limit = flee_speed_limit(c.max_speed, c.flee_speed, near)
-            fx, fy, fz = flee_force(qx, qy, qz, vx, vy, vz, speed_limit, c.max_force, c.steer_gain)
-            flee_x = c.flee_weight * near * fx
-            flee_y = c.flee_weight * near * fy
-            flee_z = c.flee_weight * near * fz
 
     if spinning and n_ali > 0:
         jn = c.spin_coupling * w_ali / n_ali  # J * mean

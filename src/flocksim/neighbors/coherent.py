@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from flocksim.kernels.compile import device
+from flocksim.kernels.blocks import block_bounds, block_count
+from flocksim.kernels.compile import device, serial_kernel
 from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
 from flocksim.neighbors.knn import agents_per_cell, knn_cell_width, offset_range, wrap_offset
 from flocksim.neighbors.pairs import knn_insert_keyed
@@ -377,17 +378,27 @@ def _wall_gaps(x, origin, width, c, periodic):
     return lo, hi
 
 
-@numba.njit(parallel=True, cache=True)
-def knn_rows(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
-    """k-nearest rows in agent order: row_index[i, :fill[i]] sorted by (distance, index)."""
+@serial_kernel
+def _knn_rows_slots(s0, s1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
+    """:func:`knn_rows` for the agents in slots s0..s1."""
     rs, rk, rd = scratch
-    for si in numba.prange(order.shape[0]):
-        tid = numba.get_thread_id()
+    for si in range(s0, s1):
         i = order[si]
         m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
         for u in range(m):
             row_index[i, u] = rk[tid, u]
         fill[i] = m
+
+
+@numba.njit(parallel=True, cache=True)
+def knn_rows(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
+    """k-nearest rows in agent order: row_index[i, :fill[i]] sorted by (distance, index)."""
+    n = order.shape[0]
+    blocks = block_count(n)
+    for b in numba.prange(blocks):
+        s0, s1 = block_bounds(b, blocks, n)
+        _knn_rows_slots(s0, s1, numba.get_thread_id(), xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch,
+                        row_index, fill)  # fmt: skip
 
 
 @device
@@ -431,24 +442,60 @@ def _count_metric(si, nruns, tid, runs, xs, ys, zs, dim, space, radius2):
     return m
 
 
+@serial_kernel
+def _count_row(row, tid, xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts, counts):
+    """:func:`metric_count` for the cells of one row (y, z) of the grid."""
+    iy = row % g.ny
+    iz = row // g.ny
+    for ix in range(g.nx):
+        c = row * g.nx + ix
+        lo = cell_start[c]
+        hi = cell_start[c + 1]
+        if lo == hi:
+            continue
+        nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+        for si in range(lo, hi):
+            counts[order[si]] = _count_metric(si, nruns, tid, runs, xs, ys, zs, dim, space, radius2)
+
+
 @numba.njit(parallel=True, cache=True)
 def metric_count(xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts, counts):
     """Metric rows, pass one, cell row by cell row: every agent of an occupied cell
     scans the cell's block as runs of slots (``runs``, ``shifts``: :func:`block_runs`'s per-thread
     scratch); counts[i] = agent i's row length (dead agents' entries are left alone)."""
     for row in numba.prange(g.ny * g.nz):
-        iy = row % g.ny
-        iz = row // g.ny
-        tid = numba.get_thread_id()
-        for ix in range(g.nx):
-            c = row * g.nx + ix
-            lo = cell_start[c]
-            hi = cell_start[c + 1]
-            if lo == hi:
-                continue
-            nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
-            for si in range(lo, hi):
-                counts[order[si]] = _count_metric(si, nruns, tid, runs, xs, ys, zs, dim, space, radius2)
+        row64 = np.int64(row)  # the loop index is unsigned where numba lowers the loop: one signature for both
+        _count_row(row64, numba.get_thread_id(), xs, ys, zs, order, cell_start, g, dim, space, radius2, runs, shifts,
+                   counts)  # fmt: skip
+
+
+@serial_kernel
+def _fill_stripe(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs, shifts, hits, stripes, fill,
+                 index):  # fmt: skip
+    """:func:`metric_fill_ascending` for stripe t."""
+    width = hits.shape[1] - 1
+    s0 = stripes[t]
+    s1 = stripes[t + 1]
+    if s0 == s1:
+        return
+    l0, l1 = stripe_layers(s0, s1, order, cell, g)
+    for j in range(cell.shape[0]):
+        nruns, sj = stripe_block(j, s0, s1, l0, l1, order, cell, cell_start, g, space, tid, runs, shifts)
+        if nruns < 0:
+            continue
+        m = block_hits(sj, nruns, s0, s1, tid, runs, xs, ys, zs, dim, space, radius2, hits)
+        if m <= width:
+            for u in range(m):
+                i = order[hits[tid, u]]
+                index[fill[i]] = j
+                fill[i] += 1
+            continue
+        for q in range(nruns):
+            for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
+                if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
+                    i = order[s]
+                    index[fill[i]] = j
+                    fill[i] += 1
 
 
 @numba.njit(parallel=True, cache=True)
@@ -463,31 +510,10 @@ def metric_fill_ascending(xs, ys, zs, order, cell, cell_start, g, dim, space, ra
     layers of cells (see :func:`fill_stripes`); stripe t appends only to the rows of the agents in
     its slots, so no two threads write the same row and the result is that of one thread.
     ``hits``: per-thread scratch (threads, w + 1) int64 (:data:`FILL_HITS`)."""
-    width = hits.shape[1] - 1
     for t in numba.prange(stripes.shape[0] - 1):
-        s0 = stripes[t]
-        s1 = stripes[t + 1]
-        if s0 == s1:
-            continue
-        tid = numba.get_thread_id()
-        l0, l1 = stripe_layers(s0, s1, order, cell, g)
-        for j in range(cell.shape[0]):
-            nruns, sj = stripe_block(j, s0, s1, l0, l1, order, cell, cell_start, g, space, tid, runs, shifts)
-            if nruns < 0:
-                continue
-            m = block_hits(sj, nruns, s0, s1, tid, runs, xs, ys, zs, dim, space, radius2, hits)
-            if m <= width:
-                for u in range(m):
-                    i = order[hits[tid, u]]
-                    index[fill[i]] = j
-                    fill[i] += 1
-                continue
-            for q in range(nruns):
-                for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
-                    if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
-                        i = order[s]
-                        index[fill[i]] = j
-                        fill[i] += 1
+        t64 = np.int64(t)  # the loop index is unsigned where numba lowers the loop: one signature for both
+        _fill_stripe(t64, numba.get_thread_id(), xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, runs,
+                     shifts, hits, stripes, fill, index)  # fmt: skip
 
 
 @device
