@@ -6,6 +6,7 @@ in a scope directly or called from the engine's step (the kernels themselves loa
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -183,6 +184,13 @@ def test_simulation_steps_say_once_on_stderr_that_a_kernel_compiles(compiles_on_
     assert notices(capsys.readouterr().err) == [
         notice_line("vicsek 2D (metric neighbours)", compile_estimate(sim.params))
     ]
+
+
+def test_a_simulation_with_its_notice_still_deep_copies():
+    sim = Simulation(load_preset("vicsek"), seed=1)
+    other = copy.deepcopy(sim)  # the notice holds no lock
+    other.step(2)
+    assert other.steps == 2 and sim.steps == 0
 
 
 def test_warm_up_names_the_preset(compiles_on_step, capsys):

@@ -81,6 +81,7 @@ def notice_line(what: str, seconds: float | None) -> str:
 _local = threading.local()
 _listener: _ScopeListener | None = None
 _listener_lock = threading.Lock()
+_announce_lock = threading.Lock()
 
 
 class _ScopeListener(event.Listener):
@@ -112,7 +113,7 @@ class CompileNotice:
     progress display); :attr:`duration` then holds the "about ..." text. Thread-safe; cheap to
     enter (a list append)."""
 
-    __slots__ = ("_lock", "announced", "duration", "estimate_s", "on_compile", "stream", "what")
+    __slots__ = ("announced", "duration", "estimate_s", "on_compile", "stream", "what")
 
     def __init__(
         self,
@@ -127,7 +128,6 @@ class CompileNotice:
         self.on_compile = on_compile
         self.announced = False
         self.duration = ""
-        self._lock = threading.Lock()
 
     def __enter__(self) -> CompileNotice:
         if _listener is None:
@@ -142,7 +142,7 @@ class CompileNotice:
         _local.stack.pop()
 
     def _compile_started(self) -> None:
-        with self._lock:
+        with _announce_lock:  # module-wide, so that a notice holds no lock (a Simulation deep-copies)
             if self.announced:
                 return
             self.announced = True
