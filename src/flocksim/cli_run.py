@@ -257,15 +257,17 @@ class _CompileDisplay:
             transient=True,
         )
         self.shown = False
+        self.over = False  # the warm-up is over: a later compile (rare) leaves the steps' bar alone
 
     def show(self, notice: CompileNotice) -> None:
-        if self.shown:
+        if self.shown or self.over:
             return
         self.shown = True
         self.progress.add_task(f"compiling kernels (first run only, {notice.duration})", total=None, name=notice.what)
         self.progress.start()
 
     def stop(self) -> None:
+        self.over = True
         if self.shown:
             self.progress.stop()
             self.shown = False
