@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -56,3 +60,28 @@ def test_bench_rejects_bad_input_with_status_2():
         result = runner.invoke(app, ["bench", *args])
         assert result.exit_code == 2
         assert word in result.output
+
+
+BENCH_COMPILE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_compile.py"
+
+
+def test_bench_compile_runs_and_writes_the_estimates_from_its_cold_figures(tmp_path):
+    """benchmarks/bench_compile.py starts (its cold runs take minutes: not run here) and turns a
+    result into the compile notice's table: cold minus warm seconds per preset, the longest per model."""
+    done = subprocess.run([sys.executable, str(BENCH_COMPILE), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--write-estimates" in done.stdout and "--src" in done.stdout
+    spec = importlib.util.spec_from_file_location("bench_compile", BENCH_COMPILE)
+    bench_compile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_compile)
+    row = {"model": "reynolds", "neighbors": "metric", "dim": 2, "bounds": "box", "numba": "0.68.1"}
+    result = {
+        "date": "2025-01-01 00:00 UTC", "machine": {"cpu_count": 2, "cpu_model": "x"}, "threads": 2, "steps": 200,
+        "presets": [{"preset": "boids-2d", "cold_s": 30.0, "warm_s": 3.0, "compile_s": 27.0, **row},
+                    {"preset": "crowd", "cold_s": 50.0, "warm_s": 4.0, "compile_s": 46.04, **row},
+                    {"preset": "vicsek", "error": "cold run failed"}],
+    }  # fmt: skip
+    previous = {"presets": {"couzin": {"compile_s": 12.0, "model": "couzin", "neighbors": "metric"}}}
+    table = bench_compile.estimates_from(result, previous)
+    assert {k: v["compile_s"] for k, v in table["presets"].items()} == {"boids-2d": 27.0, "couzin": 12.0, "crowd": 46.0}
+    assert table["models"] == {"couzin": 12.0, "reynolds": 46.0}
+    assert "bench_compile.py" in table["about"] and table["machine"]["cpu_count"] == 2

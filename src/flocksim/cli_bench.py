@@ -77,9 +77,9 @@ def bench(
                         "--warmup", str(warmup), "--engine", engine, "--seed", str(seed), "--json"]  # fmt: skip
                 if threads is not None:
                     args += ["--threads", str(threads)]
-                done = subprocess.run(args, capture_output=True, text=True, check=False)
+                # its standard error is ours: a compile notice or an error shows as it comes
+                done = subprocess.run(args, stdout=subprocess.PIPE, text=True, check=False)
                 if done.returncode != 0:
-                    err.print(done.stderr.strip(), markup=False, highlight=False)
                     raise typer.Exit(done.returncode)
                 row = json.loads(done.stdout.strip().splitlines()[-1])
             row["background_load"] = background_load

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from flocksim.atomic import is_stdout
 from flocksim.cli_common import UsageError, atomic_output, check_output_path, err, fail, out
+from flocksim.compile_notice import announce_compiles
 from flocksim.config import ConfigError
 
 
@@ -78,7 +79,8 @@ def experiment(
         transient=True,
     )
     started = time.perf_counter()
-    with progress:
+    # one line on standard error when kernels compile (in this process; with --jobs, each worker's runs say so)
+    with progress, announce_compiles(f"experiment {name}", lambda: _compile_estimate(name)):
         task = progress.add_task("runs", total=total)
         rows = run_experiment(
             name, seed_list, quick=quick, jobs=jobs, on_done=lambda _: progress.advance(task), overrides=extra
@@ -94,6 +96,18 @@ def experiment(
         highlight=False,
         soft_wrap=True,
     )
+
+
+def _compile_estimate(name: str) -> float | None:
+    """Seconds a cold compile of the experiment's kernels takes: the sum over the presets its
+    conditions start from (None when one is unknown)."""
+    from flocksim.compile_notice import compile_estimate
+    from flocksim.experiments import EXPERIMENTS, PRESETS
+    from flocksim.scenarios import load_preset
+
+    presets = sorted({c.preset or PRESETS[c.dim] for c in EXPERIMENTS[name].conditions})
+    figures = [compile_estimate(load_preset(p), p) for p in presets]
+    return None if any(f is None for f in figures) else sum(f for f in figures if f is not None)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from flocksim.atomic import is_stdout
 from flocksim.cli_common import (
@@ -23,6 +31,7 @@ from flocksim.cli_common import (
     out,
     resolve_params,
 )
+from flocksim.compile_notice import CompileNotice, announce_compiles, compile_estimate
 from flocksim.config import ConfigError
 from flocksim.metrics import METRIC_NAMES
 
@@ -72,7 +81,18 @@ def run(
     Recording: flocksim run starlings-3d --steps 6000 --out run.zarr --every 10
 
     Continue it after Ctrl-C, a crash or a kill: flocksim run --resume run.zarr
+
+    The first run after an install or an update compiles the kernels: one line on standard error
+    says so and for how long, and the progress bar shows it.
     """
+    display = _CompileDisplay(quiet)
+    with display, announce_compiles(target or "the run", on_compile=display.show) as notice:  # one line for the run
+        _run(target, steps, seed, overrides, metrics, every, out_store, resume_store, checkpoint_every, precision,
+             engine, threads, quiet, notice, display)  # fmt: skip
+
+
+def _run(target, steps, seed, overrides, metrics, every, out_store, resume_store, checkpoint_every, precision,
+         engine, threads, quiet, notice, display) -> None:  # fmt: skip
     try:
         if resume_store is not None:
             given = (target, seed, out_store, metrics, precision)
@@ -81,7 +101,7 @@ def run(
                     "--resume: parameters, seed, precision and store come from the store; drop TARGET, --set, --seed, "
                     "--out, --metrics, --precision"
                 )
-            resumed = _resume_run(resume_store, steps, every, checkpoint_every, threads)
+            resumed = _resume_run(resume_store, steps, every, checkpoint_every, threads, notice)
             if resumed is None:
                 return
             sim, name, steps = resumed
@@ -93,13 +113,20 @@ def run(
             steps = 600 if steps is None else steps
             every = 10 if every is None else every
             sim, name, pending = _start_run(
-                target, overrides, seed, engine, threads, metrics, steps, every, out_store, checkpoint_every, precision
-            )
+                target, overrides, seed, engine, threads, metrics, steps, every, out_store, checkpoint_every, precision,
+                notice,
+            )  # fmt: skip
     except (ConfigError, UsageError, ValueError) as exc:
         fail(str(exc))
         return
     columns = ["step", "time", *METRIC_NAMES]
-    compile_s = sim.warm_up() if steps else 0.0  # before the store exists: a failure leaves nothing behind
+    compile_s = 0.0
+    if steps:  # before the store exists: a failure leaves nothing behind
+        compile_s = sim.warm_up(name)
+        started = time.perf_counter()
+        sim.metrics()  # its kernels too: nothing compiles once the steps' bar shows
+        compile_s += time.perf_counter() - started
+    display.stop()
     if pending is not None:
         pending.start(sim)
         sim.recorder = pending
@@ -160,10 +187,13 @@ def run(
     )
 
 
-def _start_run(target, overrides, seed, engine, threads, metrics, steps, every, store, checkpoint_every, precision):
+def _start_run(
+    target, overrides, seed, engine, threads, metrics, steps, every, store, checkpoint_every, precision, notice
+):
     """A new Simulation for `run` and, with ``store``, its Recorder (not started yet: the CLI
     starts it once the kernels compiled, so a failure before leaves no store behind);
-    (simulation, display name, recorder or None)."""
+    (simulation, display name, recorder or None). ``notice``: the run's compile notice, told
+    the name and parameters before the Simulation compiles anything."""
     from flocksim.io import Recorder
     from flocksim.scenarios import preset_names
     from flocksim.simulation import Simulation
@@ -183,13 +213,16 @@ def _start_run(target, overrides, seed, engine, threads, metrics, steps, every, 
         )
     elif checkpoint_every is not None or precision is not None:
         raise UsageError("--checkpoint-every and --precision apply to a recorded run; add --out STORE")
+    notice.what = name
+    notice.estimate_s = (lambda: compile_estimate(params, name)) if engine == "cpu" else None
     return Simulation(params, seed=seed, engine=engine, threads=threads), name, recorder
 
 
-def _resume_run(store, steps, every, checkpoint_every, threads):
+def _resume_run(store, steps, every, checkpoint_every, threads, notice):
     """The simulation of ``store`` at its newest checkpoint; (simulation, name, steps left to run),
     or None (after saying so) when the run is already at the total asked for: then nothing in
     the store is touched. The store is verified before anything is written into it."""
+    from flocksim.config import validate
     from flocksim.io import TrajectoryStore, resume
 
     reader = TrajectoryStore.open(store)
@@ -206,10 +239,52 @@ def _resume_run(store, steps, every, checkpoint_every, threads):
     if checkpoints and total <= at:
         out.print(f"{name}: already at step {at}; nothing to run (--steps N sets a larger total)")
         return None
+    notice.what = name
+    if attrs.get("engine", "cpu") == "cpu":
+        notice.estimate_s = lambda: compile_estimate(validate(attrs["params"]), attrs.get("preset"))
     sim = resume(store, threads=threads, checkpoint_every=checkpoint_every)
     if total != attrs.get("steps_requested"):
         sim.recorder.store.set_attrs(steps_requested=total)
     return sim, name, total - sim.steps
+
+
+class _CompileDisplay:
+    """In a terminal, while the kernels compile: the run's name, a spinner, "compiling kernels
+    (first run only, about 20 s)" and the time elapsed, from the first compile (``show``, the
+    notice's callback) to the end of the warm-up (``stop``); then the steps' bar takes over.
+    Nothing without a compile, with ``quiet`` or when standard error is not a terminal."""
+
+    def __init__(self, quiet: bool):
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.fields[name]}"),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=err,
+            disable=quiet,
+            transient=True,
+        )
+        self.shown = False
+        self.over = False  # the warm-up is over: a later compile (rare) leaves the steps' bar alone
+
+    def show(self, notice: CompileNotice) -> None:
+        if self.shown or self.over:
+            return
+        self.shown = True
+        self.progress.add_task(f"compiling kernels (first run only, {notice.duration})", total=None, name=notice.what)
+        self.progress.start()
+
+    def stop(self) -> None:
+        self.over = True
+        if self.shown:
+            self.progress.stop()
+            self.shown = False
+
+    def __enter__(self) -> _CompileDisplay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 @contextmanager

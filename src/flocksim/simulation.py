@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from flocksim.compile_notice import CompileNotice, compile_estimate, describe
 from flocksim.components import default_components
 from flocksim.components.pointer import PointerSteering, check_pointer
 from flocksim.config import AnyParams, to_dict, validate
@@ -98,6 +99,9 @@ class Simulation:
         self.params: AnyParams = params
         self.seed = params.seed
         self.model = make_model(params)
+        # one line on stderr when a kernel of this simulation compiles (flocksim.compile_notice)
+        self._notice = CompileNotice(describe(params, self.model), self._compile_estimate)
+        self._preset_name: str | None = None
         self.engine = make_engine(engine, self.model, threads=threads, max_pairs=max_pairs)
         self.rng = np.random.default_rng(self.seed)
         self.state = self.model.initial_state(self.rng)
@@ -136,21 +140,24 @@ class Simulation:
         return self.steps * self.dt
 
     def step(self, n: int = 1) -> None:
-        """Advance ``n`` steps (an integer >= 0)."""
-        for _ in range(whole_number("step: n", n, low=0)):
-            self._in_step = True
-            if self.recorder is not None:
-                self.recorder.before_step(self)
-            for component in self.components:
-                component.before_step(self)
-            self.engine.step(self.state, self.dt)
-            self.steps += 1
-            for component in self.components:
-                component.after_step(self)
-            self._in_step = False
-            self._apply_pending()
-            if self.recorder is not None:
-                self.recorder.after_step(self)
+        """Advance ``n`` steps (an integer >= 0). A step that compiles kernels says so once on
+        standard error (:mod:`flocksim.compile_notice`)."""
+        n = whole_number("step: n", n, low=0)
+        with self._notice:
+            for _ in range(n):
+                self._in_step = True
+                if self.recorder is not None:
+                    self.recorder.before_step(self)
+                for component in self.components:
+                    component.before_step(self)
+                self.engine.step(self.state, self.dt)
+                self.steps += 1
+                for component in self.components:
+                    component.after_step(self)
+                self._in_step = False
+                self._apply_pending()
+                if self.recorder is not None:
+                    self.recorder.after_step(self)
 
     def add_agents(
         self,
@@ -229,7 +236,8 @@ class Simulation:
         key = (self.steps, self._version)
         if self._index is None or self._index_key != key:
             s = self.state
-            self._index = SpatialIndex(s.position, s.alive, s.ids, self.model.space)
+            with self._notice:
+                self._index = SpatialIndex(s.position, s.alive, s.ids, self.model.space)
             self._index_key = key
         return self._index
 
@@ -240,19 +248,36 @@ class Simulation:
     def query_radius(self, point: Any, r: float, out: np.ndarray | None = None) -> np.ndarray:
         """Ids of the alive agents within ``r`` [units] of ``point`` (inclusive), ascending (docs/design.md §2.6).
         ``out``: an int64 buffer reused when large enough (no allocation); a view of it is returned."""
-        return self.spatial_index().radius(point, r, out)
+        index = self.spatial_index()
+        with self._notice:
+            return index.radius(point, r, out)
 
     def query_nearest(self, point: Any, k: int, out: np.ndarray | None = None) -> np.ndarray:
         """Ids of the ``k`` alive agents nearest ``point``, nearest first, ties to the lower id.
         ``out``: an int64 buffer of length >= k, filled and returned as a view."""
-        return self.spatial_index().nearest(point, k, out)
+        index = self.spatial_index()
+        with self._notice:
+            return index.nearest(point, k, out)
 
-    def warm_up(self) -> float:
+    def warm_up(self, name: str | None = None) -> float:
         """Compile (or load from cache) the engine's kernels by stepping a copy of the
-        state; the simulation itself does not advance. Returns the seconds it took."""
+        state; the simulation itself does not advance. Returns the seconds it took.
+
+        A compile says so once on standard error, calling this simulation ``name`` (a preset's
+        name, whose measured compile time the line quotes) or else by its model
+        (:mod:`flocksim.compile_notice`)."""
+        if name is not None:
+            self._notice.what, self._preset_name = name, name
         started = time.perf_counter()
-        self.engine.step(self.state.copy(), self.dt)
+        with self._notice:
+            self.engine.step(self.state.copy(), self.dt)
         return time.perf_counter() - started
+
+    def _compile_estimate(self) -> float | None:
+        """Seconds a cold compile of this simulation's kernels takes, as measured (None: unknown)."""
+        if self.engine.name != "cpu":  # measured on the CPU engine only
+            return None
+        return compile_estimate(self.params, self._preset_name, self.model)
 
     @property
     def caught(self) -> int:
@@ -273,7 +298,8 @@ class Simulation:
         neither: the bird and its 7 nearest. Returns the rows turned. See :mod:`flocksim.perturbation`."""
         if radius is None and count is None:
             count = 8
-        return perturb_turn(self.state, self.model.space, center_id, radius, count, angle_deg)
+        with self._notice:
+            return perturb_turn(self.state, self.model.space, center_id, radius, count, angle_deg)
 
     def set_target(self, group: int | None, point: Any) -> None:
         """Move the seek target of group ``group`` (agents of that kind), or with None the shared
@@ -314,12 +340,14 @@ class Simulation:
     def neighbors(self) -> NeighborList:
         """Neighbour list of the current state (what the next step will use), computed afresh
         so that edits to ``state`` are seen."""
-        return self.engine.neighbors(self.state)
+        with self._notice:
+            return self.engine.neighbors(self.state)
 
     def metrics(self) -> dict[str, float]:
         """Polarization, milling, mean neighbours, nearest-neighbour distance, speed, alive count."""
         s = self.state
-        row = flock_summary(s.position, s.velocity, s.alive, self.neighbors().counts, self.model.space)
+        with self._notice:
+            row = flock_summary(s.position, s.velocity, s.alive, self.neighbors().counts, self.model.space)
         return {"step": float(self.steps), "time": self.time, **row}
 
     def checkpoint(self) -> dict[str, Any]:

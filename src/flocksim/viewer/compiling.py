@@ -3,8 +3,9 @@
 The first start after an install or an update compiles the numba kernels (one to three minutes
 on two cores) before the flock moves. :class:`CompileTracker` listens to numba's compile events
 (``numba:compile``, sent for every kernel compiled, not for one loaded from the cache) in every
-thread of the process; :func:`report_compiling` tells a connection about it twice a second while
-a compile runs, and once more when it is over.
+thread of the process (registered as the one-line notice of :mod:`flocksim.compile_notice` is);
+:func:`report_compiling` tells a connection about it twice a second while a compile runs, and once
+more when it is over.
 
 A busy stretch starts with the first compile after at least :data:`QUIET_S` seconds without one
 and ends :data:`QUIET_S` seconds after the last one ended, so the short gaps between the kernels
@@ -19,9 +20,10 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from numba.core import event
+
+from flocksim.compile_notice import kernel_name, register_listener
 
 REPORT_INTERVAL_S = 0.5
 """Time between two ``compiling`` messages while a compile runs [s]."""
@@ -53,12 +55,6 @@ class CompileStatus:
         )
 
 
-def _kernel_name(data: Any) -> str:
-    dispatcher = data.get("dispatcher") if isinstance(data, dict) else None
-    func = getattr(dispatcher, "py_func", None)
-    return str(getattr(func, "__qualname__", "") or getattr(dispatcher, "__name__", "") or "")
-
-
 class CompileTracker(event.Listener):
     """Counts numba compiles in every thread (a numba event listener; thread-safe)."""
 
@@ -75,7 +71,7 @@ class CompileTracker(event.Listener):
         with self._lock:
             if not self._running and (self._ended is None or now - self._ended >= QUIET_S):
                 self._began, self._kernels = now, 0  # a new busy stretch
-            self._running.append(_kernel_name(ev.data))
+            self._running.append(kernel_name(ev.data))
 
     def on_end(self, ev: event.Event) -> None:
         now = self._clock()
@@ -106,7 +102,7 @@ def tracker() -> CompileTracker:
     with _tracker_lock:
         if _tracker is None:
             _tracker = CompileTracker()
-            event.register("numba:compile", _tracker)
+            register_listener(_tracker)
         return _tracker
 
 

@@ -1,15 +1,17 @@
 """Compile a viewer scene's kernels ahead of its first viewer (numba caches them on disk).
 
-The first start after an install or an update compiles the numba kernels a scene needs (one to
-three minutes on two cores). :func:`warm_up` runs what a viewer session runs (steps, a frame,
-the neighbour count) on a throwaway copy of the scene, so that the kernels are in numba's cache
-before anyone waits for them: ``flocksim serve`` does it in the background at start-up
-(:func:`warm_up_in_background`) and ``./dev.sh setup`` once per source version:
+The first start after an install or an update compiles the numba kernels a scene needs (minutes
+on two cores: ``flocksim/compile_estimates.json`` has the measured figures). :func:`warm_up` runs
+what a viewer session runs (steps, a frame, the neighbour count) on a throwaway copy of the scene,
+so that the kernels are in numba's cache before anyone waits for them: ``flocksim serve`` does it
+in the background at start-up (:func:`warm_up_in_background`) and ``./dev.sh setup`` once per
+source version:
 
     python -m flocksim.viewer.warmup [PRESET]      # default: the viewer's first scene
 
 which does nothing when the scene was already compiled for these sources (a stamp file in the
-numba cache folder, which is keyed on the package's source digest).
+numba cache folder, which is keyed on the package's source digest), and says so in one line when
+a kernel compiles (:mod:`flocksim.compile_notice`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+from flocksim.compile_notice import announce_compiles, compile_estimate
 from flocksim.config import AnyParams
 from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
@@ -75,8 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     stamp = _stamp(name)
     if stamp is not None and stamp.exists():
         return 0
-    print(f"flocksim: compiling the kernels of {name} (first setup after an install or an update; 1-3 min)", flush=True)
-    seconds = warm_up(load_preset(name))
+    params = load_preset(name)
+    with announce_compiles(name, lambda: compile_estimate(params, name), stream=sys.stdout):  # when one compiles
+        seconds = warm_up(params)
     print(f"flocksim: kernels ready in {seconds:.0f} s", flush=True)
     if stamp is not None:
         with contextlib.suppress(OSError):
