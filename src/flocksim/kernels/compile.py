@@ -39,8 +39,15 @@ def block_device(fn: F) -> F:
     functions stay :func:`device` (a call passes every array as several scalars). Also for per-cell
     functions that take tuples of arrays (numba's IR inliner crashes on such functions inside
     parallel loops). Compiled with numpy's error model, as its callers' parallel loops are (see
-    :func:`serial_kernel`)."""
-    return numba.njit(cache=True, nogil=True, error_model="numpy")(fn)  # type: ignore[return-value]
+    :func:`serial_kernel`). numba-cuda inlines it into GPU kernels (:func:`inlined_on_the_gpu`)."""
+    return numba.njit(cache=True, nogil=True, error_model="numpy", inline=inlined_on_the_gpu)(fn)  # type: ignore[return-value]
+
+
+def inlined_on_the_gpu(expr, caller_ir, callee_ir) -> bool:
+    """numba's inlining cost model for :func:`block_device` functions: a call on the CPU, inlined
+    when numba-cuda compiles a GPU kernel (whose IR classes live in ``numba.cuda``), where a
+    separately compiled device function would need a GPU present to compile."""
+    return type(caller_ir).__module__.startswith("numba.cuda")
 
 
 def serial_kernel(fn: F) -> F:
