@@ -15,7 +15,11 @@ afterwards), in subprocesses:
   compiled, none for a function loaded from the cache), timed in the process itself:
   ``seconds`` (inclusive: the functions compiled on the way count too), ``self_s`` (exclusive) and
   ``signatures``, the ``--top`` kernels by ``self_s``; ``compile_events_s`` sums the outermost
-  events (time spent compiling, all functions).
+  events (time spent compiling, all functions);
+- per numba pass, from the cold run: ``passes_s``, the ``--top`` passes by seconds (init + run +
+  finalize from the ``pipeline_times`` numba records per compiled function), summed over the
+  outermost compiled functions, so a pass's time includes what it compiled on the way (type
+  inference compiles the functions a kernel calls).
 
 Both runs go through the same small driver (``python -c``), which registers the event listener
 and then runs ``flocksim run`` in-process exactly as ``python -m flocksim.cli run`` would; the
@@ -75,9 +79,15 @@ def name_of(data):
     return f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', '?')}"
 
 
+roots = {}  # the outermost compiled dispatchers, by id
+
+
 class Listener(event.Listener):
     def on_start(self, ev):
         stack = local.__dict__.setdefault("stack", [])
+        dispatcher = ev.data.get("dispatcher") if isinstance(ev.data, dict) else None
+        if not stack and dispatcher is not None:
+            roots[id(dispatcher)] = dispatcher
         stack.append([name_of(ev.data), time.perf_counter(), 0.0])
 
     def on_end(self, ev):
@@ -103,7 +113,16 @@ try:
     main()
 except SystemExit as exc:
     code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-info = {"kernels": kernels, "compile_events_s": outermost[0]}
+# seconds per numba pass (init + run + finalize), summed over the outermost compiled functions:
+# a pass's time includes the functions it compiled on the way (type inference compiles callees)
+passes = {}
+for dispatcher in roots.values():
+    for cres in list(getattr(dispatcher, "overloads", {}).values()):
+        for timings in ((getattr(cres, "metadata", None) or {}).get("pipeline_times") or {}).values():
+            for key, t in timings.items():
+                name = key.split("_", 1)[1] if key.split("_", 1)[0].isdigit() else key
+                passes[name] = passes.get(name, 0.0) + t.init + t.run + t.finalize
+info = {"kernels": kernels, "compile_events_s": outermost[0], "passes": passes}
 try:
     import llvmlite
     import numba
@@ -221,6 +240,10 @@ def measure(src: Path, preset: str, steps: int, threads: int | None, warm_runs: 
             }
             for name, k in ranked[:top]
         ],
+        "passes_s": {
+            name: round(seconds, 2)
+            for name, seconds in sorted(cold.get("passes", {}).items(), key=lambda item: -item[1])[:top]
+        },
         "cold_summary": cold["summary"],
         "warm_summary": warms[0]["summary"],
         "cold_notices": cold["notices"],

@@ -85,3 +85,39 @@ def test_bench_compile_runs_and_writes_the_estimates_from_its_cold_figures(tmp_p
     assert {k: v["compile_s"] for k, v in table["presets"].items()} == {"boids-2d": 27.0, "couzin": 12.0, "crowd": 46.0}
     assert table["models"] == {"couzin": 12.0, "reynolds": 46.0}
     assert "bench_compile.py" in table["about"] and table["machine"]["cpu_count"] == 2
+
+
+BENCH_STEADY = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_steady.py"
+
+
+def test_bench_steady_summarises_rounds_per_tree_without_the_compiling_round(tmp_path):
+    """benchmarks/bench_steady.py (whole presets' step times, two source trees alternated) starts,
+    refuses a tree without sources, and summarises: the first round (it compiles) left out, the
+    median of the runs' medians per tree, the ratio to the first tree."""
+    done = subprocess.run([sys.executable, str(BENCH_STEADY), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--tree" in done.stdout and "--rounds" in done.stdout
+    refused = subprocess.run(
+        [sys.executable, str(BENCH_STEADY), "--tree", f"x={tmp_path}"], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode != 0 and "no src/flocksim" in refused.stderr
+    sys.path.insert(0, str(BENCH_STEADY.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_steady", BENCH_STEADY)
+        bench_steady = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench_steady)
+    finally:
+        sys.path.remove(str(BENCH_STEADY.parent))
+
+    def run(tree, rnd, median, cpu):
+        return {"tree": tree, "preset": "boids-2d", "round": rnd, "median_ms": median, "fastest_ms": median - 1,
+                "mean_ms": median, "median_cpu_ms": cpu}  # fmt: skip
+
+    runs = [run("before", 0, 900.0, 900.0), run("after", 0, 5.0, 5.0)]  # round 0 compiles: left out
+    runs += [run("before", r, m, m) for r, m in ((1, 10.0), (2, 12.0), (3, 11.0))]
+    runs += [run("after", r, m, c) for r, m, c in ((1, 11.0, 10.5), (2, 13.0, 10.5), (3, 12.1, 11.0))]
+    runs.append({"tree": "after", "preset": "boids-2d", "round": 4, "error": "exit 1"})
+    summary = bench_steady.summarise(runs, ["before", "after"], ["boids-2d"], first_round=1)["boids-2d"]
+    assert summary["before"]["median_ms"] == 11.0 and summary["after"]["median_ms"] == 12.1
+    assert summary["before"]["fastest_ms"] == 9.0 and summary["after"]["run_medians_ms"] == [11.0, 13.0, 12.1]
+    assert summary["after"]["ratio_to_before"] == 1.1 and summary["before"]["ratio_to_before"] == 1.0
+    assert summary["after"]["cpu_ratio_to_before"] == round(10.5 / 11.0, 4)
