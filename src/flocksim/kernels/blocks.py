@@ -13,14 +13,19 @@ from __future__ import annotations
 from flocksim.kernels.compile import device
 
 BLOCKS = 256
-"""Blocks a parallel loop over agents is cut into (fewer when there are fewer agents): enough for
-work stealing to balance the threads of a large machine."""
+"""Most blocks a parallel loop is cut into: enough for work stealing to balance the threads of a
+large machine."""
+
+BLOCK_MIN = 64
+"""Fewest agents (or cells) in a block, where there are that many: a call to a serial kernel
+passes every array as several scalars, so blocks of one or two agents (300 agents cut into 256
+blocks) paid that per agent."""
 
 
 @device
 def block_count(n):
-    """How many blocks a loop over ``n`` agents is cut into."""
-    return min(n, BLOCKS)
+    """How many blocks a loop over ``n`` agents is cut into: ``n / BLOCK_MIN`` rounded up, at most ``BLOCKS``."""
+    return min((n + BLOCK_MIN - 1) // BLOCK_MIN, BLOCKS)
 
 
 @device
