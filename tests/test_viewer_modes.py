@@ -338,3 +338,48 @@ def test_dimension_changes_and_twins_by_hand():
     assert modes.dims == [2, 3]
     modes.fit_cap(101, 900)
     assert modes.dims == [2]
+
+
+class FakeClock:
+    """A monotonic clock that reads what the test sets (seconds since an arbitrary start, as large
+    as a machine's uptime)."""
+
+    def __init__(self, now: float):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_compile_clock_counts_from_the_first_event_seen_not_from_zero():
+    """A tracker that starts listening while a compile runs (the server's warm-up began before
+    the page connected) sees an end first: the busy stretch begins there, and the next start
+    within the quiet interval continues it. The page read "14 min 45 s" (the machine's uptime)
+    five seconds after opening when the stretch began at clock 0."""
+    from flocksim.viewer.compiling import QUIET_S, CompileTracker
+
+    clock = FakeClock(885.0)  # 14 min 45 s of uptime
+    tracker = CompileTracker(clock=clock)
+    data = {"dispatcher": None, "args": (), "return_type": None}
+    tracker.on_end(event.Event("numba:compile", event.EventStatus.END, data=data))
+    clock.now += QUIET_S / 2
+    tracker.on_start(event.Event("numba:compile", event.EventStatus.START, data=data))
+    clock.now += 4.0
+    status = tracker.status()
+    assert status.active and status.kernels == 1
+    assert status.seconds == pytest.approx(QUIET_S / 2 + 4.0)
+    tracker.on_end(event.Event("numba:compile", event.EventStatus.END, data=data))
+    clock.now += 2 * QUIET_S
+    done = tracker.status()
+    assert not done.active and done.kernels == 2 and done.seconds == pytest.approx(QUIET_S / 2 + 4.0)
+
+
+def test_the_warm_up_thread_starts_after_the_compile_tracker_listens(monkeypatch):
+    from flocksim.viewer import compiling, warmup
+
+    order = []
+    monkeypatch.setattr(warmup, "tracker", lambda: order.append("tracker"))
+    monkeypatch.setattr(warmup, "warm_up", lambda params, **options: order.append("warm-up") or 0.0)
+    warmup.warm_up_in_background(None).join(timeout=30)
+    assert order == ["tracker", "warm-up"]
+    assert compiling.tracker() is compiling.tracker()

@@ -66,10 +66,14 @@ class CompileTracker(event.Listener):
         self._began = 0.0
         self._ended: float | None = None  # when the last compile ended (None: never)
 
+    def _quiet(self, now: float) -> bool:
+        """Whether no busy stretch is on at ``now`` (call with the lock held)."""
+        return not self._running and (self._ended is None or now - self._ended >= QUIET_S)
+
     def on_start(self, ev: event.Event) -> None:
         now = self._clock()
         with self._lock:
-            if not self._running and (self._ended is None or now - self._ended >= QUIET_S):
+            if self._quiet(now):
                 self._began, self._kernels = now, 0  # a new busy stretch
             self._running.append(kernel_name(ev.data))
 
@@ -78,6 +82,10 @@ class CompileTracker(event.Listener):
         with self._lock:
             if self._running:
                 self._running.pop()
+            elif self._quiet(now):
+                # the end of a compile that began before this tracker listened (the server's
+                # warm-up, say): the stretch begins now, as far as anyone here can tell
+                self._began, self._kernels = now, 0
             self._kernels += 1
             self._ended = now
 

@@ -27,6 +27,7 @@ from flocksim.compile_notice import announce_compiles, compile_estimate
 from flocksim.config import AnyParams
 from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
+from flocksim.viewer.compiling import tracker
 from flocksim.viewer.protocol import encode_frame, status_values
 from flocksim.viewer.session import _engine_guard
 
@@ -50,7 +51,10 @@ def warm_up(params: AnyParams, engine: str = "cpu", threads: int | None = None) 
 
 
 def warm_up_in_background(params: AnyParams, engine: str = "cpu", threads: int | None = None) -> threading.Thread:
-    """Run :func:`warm_up` in a daemon thread (a failure is logged, never raised)."""
+    """Run :func:`warm_up` in a daemon thread (a failure is logged, never raised). The viewer's
+    compile tracker listens from before the first compile, so that the page's clock counts
+    from its start."""
+    tracker()
 
     def run() -> None:
         try:
