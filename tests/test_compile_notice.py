@@ -162,6 +162,7 @@ def test_run_says_once_on_a_piped_stderr_that_it_compiles(compiles_on_step):
     assert result.exit_code == 0, result.output
     expected = notice_line("vicsek", compile_estimate(load_preset("vicsek"), "vicsek"))
     assert notices(result.stderr) == [expected], result.stderr
+    assert result.stderr.splitlines() == [expected], "no bar, and no empty line where one would be"
     again = runner.invoke(app, ["run", "vicsek", "--steps", "3", "--quiet"], catch_exceptions=False)
     assert again.exit_code == 0 and notices(again.stderr) == []  # nothing compiles any more: no line
 

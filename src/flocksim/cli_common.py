@@ -17,6 +17,14 @@ from flocksim.scenarios import load_preset
 out = Console()
 err = Console(stderr=True)
 
+
+def no_bar(quiet: bool, console: Console) -> bool:
+    """Whether a progress bar on ``console`` stays off: with ``--quiet``, or when the console is not
+    a terminal (a pipe, a log file), where nobody watches it move and rich's live display would
+    leave an empty line per bar."""
+    return quiet or not console.is_terminal
+
+
 ENGINE_HELP = "Engine: cpu | cuda (an NVIDIA GPU; pip install 'flocksim\\[cuda]', docs/gpu.md)."
 """The --engine help. Help text is rich markup, which takes an unescaped ``[cuda]`` for a tag and drops it:
 a literal bracket is written ``\\[`` (tests/test_install.py checks every help text)."""

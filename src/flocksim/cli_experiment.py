@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from flocksim.atomic import is_stdout
-from flocksim.cli_common import UsageError, atomic_output, check_output_path, err, fail, out
+from flocksim.cli_common import UsageError, atomic_output, check_output_path, err, fail, no_bar, out
 from flocksim.compile_notice import announce_compiles
 from flocksim.config import ConfigError
 
@@ -75,7 +75,7 @@ def experiment(
         TextColumn("runs"),
         TimeRemainingColumn(),
         console=err,
-        disable=quiet,
+        disable=no_bar(quiet, err),
         transient=True,
     )
     started = time.perf_counter()

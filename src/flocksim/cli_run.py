@@ -28,6 +28,7 @@ from flocksim.cli_common import (
     check_output_path,
     err,
     fail,
+    no_bar,
     out,
     resolve_params,
 )
@@ -145,7 +146,7 @@ def _run(target, steps, seed, overrides, metrics, every, out_store, resume_store
             TextColumn("steps"),
             TimeRemainingColumn(),
             console=err,
-            disable=quiet,
+            disable=no_bar(quiet, err),
             transient=True,
         )
         with progress, _graceful_interrupt(recorder is not None or writer is not None) as interrupted:
@@ -261,7 +262,7 @@ class _CompileDisplay:
             TextColumn("{task.description}"),
             TimeElapsedColumn(),
             console=err,
-            disable=quiet,
+            disable=no_bar(quiet, err),
             transient=True,
         )
         self.shown = False

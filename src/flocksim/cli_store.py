@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from flocksim._extras import require
-from flocksim.cli_common import UsageError, check_output_path, err, fail, out
+from flocksim.cli_common import UsageError, check_output_path, err, fail, no_bar, out
 
 
 def render(
@@ -56,7 +56,7 @@ def render(
             TextColumn("frames"),
             TimeRemainingColumn(),
             console=err,
-            disable=quiet,
+            disable=no_bar(quiet, err),
             transient=True,
         )
         with progress:
