@@ -60,9 +60,12 @@ def test_unwrap_takes_each_step_as_its_shortest_image():
 
 def test_wrap_jumps_are_found_and_straight_flight_is_not_a_jump():
     time = np.arange(6.0)
-    x = np.array([0.8, 0.85, 0.9, 0.95, 0.0, 0.05])[:, None, None] * np.ones((1, 1, 2))
+    x = np.array([0.92, 0.94, 0.96, 0.98, 0.0, 0.02])[:, None, None] * np.ones((1, 1, 2))
     message = find_wrap_jump(x, np.ones(5, dtype=bool), time, np.array(["a"]))
-    assert message is not None and "bird 'a' jumps -0.95 units on x between times 3 and 4" in message
+    assert message is not None and "bird 'a' jumps -0.98 units on x between times 3 and 4" in message
+    # the same track at 0.05 a step: the wrap is 19 median steps, under the factor 20: not called a jump
+    slow = np.array([0.8, 0.85, 0.9, 0.95, 0.0, 0.05])[:, None, None] * np.ones((1, 1, 2))
+    assert find_wrap_jump(slow, np.ones(5, dtype=bool), time, np.array(["a"])) is None
     straight = np.arange(6.0)[:, None, None] * np.ones((1, 1, 2))  # one unit a frame, span 5: no jump
     assert find_wrap_jump(straight, np.ones(5, dtype=bool), time, np.array(["a"])) is None
     two = np.array([[[0.0, 0.0]], [[3.0, 0.0]]])  # one step only: its own median, not a jump

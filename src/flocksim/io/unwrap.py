@@ -97,7 +97,8 @@ def find_wrap_jump(position: np.ndarray, linked: np.ndarray, time: np.ndarray, i
     if len(hits) == 0:
         return None
     s, bird, axis = (int(v) for v in hits[0])
+    name = ids[bird].item() if isinstance(ids[bird], np.generic) else ids[bird]
     return (
-        f"bird {ids[bird]!r} jumps {steps[s, bird, axis]:+g} units on {'xyz'[axis]} between times {time[s]:g} and "
-        f"{time[s + 1]:g} ({int(jump.any(axis=2).sum())} such jumps), over half the span of the tracks"
+        f"bird {name!r} jumps {steps[s, bird, axis]:+g} units on {'xyz'[axis]} between times {time[s]:g} and "
+        f"{time[s + 1]:g}, over half the span of the tracks ({int(jump.any(axis=2).sum())} such steps in all)"
     )
