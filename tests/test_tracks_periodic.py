@@ -27,12 +27,13 @@ def write_csv(path: Path, header: str, rows: list[tuple]) -> Path:
 
 
 def wrapping_csv(path: Path) -> Path:
-    """Three birds flying along +x at 0.03 units per frame in a periodic box of side 1 (60 frames:
-    each crosses the edge x = 1 once), 0.2 apart in y."""
+    """Three birds flying along +x at 0.03 units per frame in a periodic box of side 1 for 60 frames:
+    b0 and b1 side by side 0.1 apart through the edge x = 1 (b0 at x = 0.905, b1 at 0.005, both at
+    y = 0.1), b2 at x = 0.505, y = 0.6; each crosses the edge once or twice."""
     rows = []
     for f in range(60):
-        for i, x0 in enumerate((0.105, 0.505, 0.905)):
-            rows.append((f, f"b{i}", round((x0 + 0.03 * f) % 1.0, 12), 0.2 * i + 0.1))
+        for i, (x0, y) in enumerate(((0.905, 0.1), (0.005, 0.1), (0.505, 0.6))):
+            rows.append((f, f"b{i}", round((x0 + 0.03 * f) % 1.0, 12), y))
     return write_csv(path, "frame,id,x,y", rows)
 
 
@@ -96,7 +97,7 @@ def test_box_sizes():
 
 def test_wrapping_csv_is_refused_without_a_box_and_exact_with_it(tmp_path):
     path = wrapping_csv(tmp_path / "wrap.csv")
-    with pytest.raises(TracksError, match=r"bird 'b2' jumps -0\.97 units on x between times 3 and 4 .*--box L"):
+    with pytest.raises(TracksError, match=r"bird 'b0' jumps -0\.97 units on x between times 3 and 4,.*--box L"):
         open_tracks(path)
     ds = open_tracks(path, box="1")
     assert ds.attrs["box"] == [1.0, 1.0]
@@ -104,8 +105,8 @@ def test_wrapping_csv_is_refused_without_a_box_and_exact_with_it(tmp_path):
     np.testing.assert_allclose(result.series["speed_mean"], 0.03, rtol=1e-9)  # per frame
     np.testing.assert_allclose(result.series["speed_fluctuation"], 0.0, atol=1e-12)
     np.testing.assert_allclose(result.series["polarization"], 1.0)
-    # neighbours 0.2 apart in y, the minimum image of y = 0.1 and 0.5 across the edge is 0.4
-    np.testing.assert_allclose(result.series["nnd_mean"], 0.2, rtol=1e-9)
+    # b0 and b1 0.1 apart through the edge (0.9 the long way round); b2's nearest is b0, at (0.4, 0.5)
+    np.testing.assert_allclose(result.series["nnd_mean"], (0.1 + 0.1 + math.hypot(0.4, 0.5)) / 3, rtol=1e-9)
     with pytest.raises(TracksError, match=r"spans 0\.9\d+ units on x, more than the box side 0\.5"):
         open_tracks(path, box="0.5")
 
@@ -115,7 +116,9 @@ def test_minimum_image_distances_and_a_flock_across_the_edge():
     p = np.array([[0.95, 0.5], [0.05, 0.5]])
     v = np.array([[1.0, 0.0], [1.0, 0.0]])
     box = np.array([1.0, 1.0])
-    np.testing.assert_allclose(sorted(centred_images(p, box)[:, 0]), [0.95, 1.05])
+    images = centred_images(p, box)[:, 0]
+    assert abs(images[1] - images[0]) == pytest.approx(0.1)  # side by side, not a box apart
+    np.testing.assert_allclose(images % 1.0, [0.95, 0.05])
     assert frame_analyses(p, v, box)["nnd_mean"] == pytest.approx(0.1)
     assert frame_analyses(p, v)["nnd_mean"] == pytest.approx(0.9)  # open space: the long way round
     # a ring of 8 birds milling around the edge corner (0, 0): milling 1 only with the box
@@ -136,7 +139,7 @@ def test_cli_refuses_wrapping_tracks_with_one_line_naming_box(tmp_path):
     assert result.exit_code == 0, result.output
     assert "periodic box 1 x 1" in result.output and "velocity central differences" in result.output
     row = next(line for line in result.output.splitlines() if "speed fluctuation" in line)
-    assert " 0 " in row  # var(|v|) / mean^2 of three birds at one speed
+    assert float(row.split("│")[2]) < 1e-20  # var(|v|) / mean^2 of three birds at one speed: 0 up to rounding
     result = runner.invoke(app, ["analyze", str(path), "--box", "1,2,3"])
     assert result.exit_code == 2 and result.output.startswith("error: --box:")
     result = runner.invoke(app, ["analyze", str(path), "--box", "1", "--velocity", "sideways"])
@@ -205,8 +208,13 @@ def test_a_periodic_run_brings_its_box_and_matches_what_it_recorded(vicsek_store
     assert ds.attrs["box"] == [10.0, 10.0] and ds.attrs["velocity_estimator"] == "recorded"
     result = analysis_of(ds)
     recorded = xr.open_zarr(vicsek_store)
-    np.testing.assert_allclose(result.series["nnd_mean"], recorded["nnd_mean"].values, rtol=1e-5)
     np.testing.assert_allclose(result.series["polarization"], recorded["polarization"].values, rtol=1e-5, atol=1e-6)
+    for frame in (0, 20, 39):  # nearest neighbours by the minimum image, all pairs by hand
+        p = recorded["position"].values[frame].astype(np.float64)
+        d = p[None, :, :] - p[:, None, :]
+        d -= 10.0 * np.round(d / 10.0)
+        r = np.hypot(d[..., 0], d[..., 1]) + np.diag(np.full(len(p), np.inf))
+        assert result.series["nnd_mean"][frame] == pytest.approx(r.min(axis=1).mean(), rel=1e-9)
     # differences of the unwrapped positions: the speed v0 = 0.03 per step, within float32 rounding
     for method in ("forward", "backward", "central"):
         speed = analysis_of(open_tracks(vicsek_store, velocity=method)).series["speed_mean"][1:-1]
