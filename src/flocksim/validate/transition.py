@@ -41,7 +41,7 @@ class TransitionProtocol:
     eta: float = 4.0
     relax: int = 2000
     window: int = 2000
-    windows: int = 6
+    windows: int = 5
     every: int = 10
 
     def check(self) -> None:
