@@ -47,8 +47,14 @@ SWEEP_SLICES = {
 
 VALIDATION_SLICES = {
     # file: (--only check, protocol, the row's key columns); the protocol cut down to that one point and seed 0
-    "validation/vicsek.csv": ("vicsek", "quick", {"eta": "3.0", "seed": "0"}),
+    "validation/vicsek.csv": ("vicsek", "quick", {"eta": "4.0", "seed": "0"}),
     "validation/couzin.csv": ("couzin-reference", "quick", {"seed": "0", "ramp": "up", "delta_r_o": "0.0"}),
+}
+
+
+STUDY_SLICES = {
+    # file: the seed whose first window (relax, then one window) is re-run on both sides
+    "validation/vicsek-transition.csv": 0,
 }
 
 
@@ -57,7 +63,7 @@ def committed_files() -> set[str]:
 
 
 def test_every_results_file_has_a_slice():
-    assert committed_files() == set(EXPERIMENT_SLICES) | set(SWEEP_SLICES) | set(VALIDATION_SLICES)
+    assert committed_files() == set(EXPERIMENT_SLICES) | set(SWEEP_SLICES) | set(VALIDATION_SLICES) | set(STUDY_SLICES)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -158,3 +164,25 @@ def test_validation_slice_is_remade_bitwise(name, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     remade = read_rows(tmp_path / Path(name).name)
     assert row in remade, (row, remade)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(STUDY_SLICES))
+def test_transition_study_slice_is_remade_bitwise(name):
+    """``python -m flocksim.validate.transition``: the first window of one seed, flocksim's and the
+    reference's, run again (relax, then that window only) gives the file's rows, every digit."""
+    from flocksim.validate import transition
+
+    rows = read_rows(RESULTS / name)
+    seed = STUDY_SLICES[name]
+    first = rows[0]
+    p = transition.TransitionProtocol(
+        int(first["n"]), float(first["eta"]), int(first["relax"]), int(first["window"]), 1, int(first["every"])
+    )
+    for side in transition.SIDES:
+        committed = [r for r in rows if r["side"] == side and int(r["seed"]) == seed and r["index"] == "0"]
+        remade = [
+            {k: repr(v) if isinstance(v, float) else str(v) for k, v in r.items()}
+            for r in transition.run_rows(p, side, seed)
+        ]
+        assert remade == committed, side

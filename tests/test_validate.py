@@ -67,8 +67,35 @@ def test_the_forward_update_fails_against_the_papers_curve(tmp_path):
         app, ["validate", "--quick", "--only", "vicsek", "--set", "vicsek.update=forward", "-o", str(tmp_path)]
     )
     assert result.exit_code == 1, result.output
-    assert "vicsek: FAIL (v_a at eta = 3; v_a at eta = 4)" in result.output
+    assert "vicsek: FAIL (v_a at eta = 4)" in result.output
     assert "Model changed for this run: vicsek.update=forward" in (tmp_path / "validation.md").read_text()
+
+
+def test_the_quick_vicsek_band_is_under_seven_percent_of_v_a():
+    """The quick check's band at eta = 4, from the stored reference curve: under 7 % of v_a, so a model
+    whose v_a is 10 % off falls outside it (the old protocol, 12 reference and 2 flocksim seeds, gave 18 %)."""
+    from flocksim.validate.protocols import VICSEK
+
+    p = VICSEK["quick"]
+    ref = curves.vicsek_reference(p)[4.0]
+    assert len(ref) == p.reference_seeds >= 20
+    band = tolerance(ref, p.seeds, len(p.etas))
+    assert band < 0.07 * np.mean(ref), band / np.mean(ref)
+    assert tolerance(ref[:12], 2, 2) > 0.15 * np.mean(ref)  # the old protocol's band, for comparison
+
+
+@pytest.mark.slow
+def test_vicsek_noise_two_and_a_half_percent_too_strong_fails(monkeypatch):
+    """A deliberately broken model: every noise value scaled by 1.025 lowers v_a at eta = 4 by about 10 %
+    (the curve falls by about 0.26 per radian there); the quick check fails it at eta = 4."""
+    from flocksim.validate import vicsek
+
+    params = vicsek.vicsek_params
+    monkeypatch.setattr(vicsek, "vicsek_params", lambda n, eta, overrides=(): params(n, 1.025 * eta, overrides))
+    result = vicsek.check_vicsek(quick=True)
+    (point,) = result.measurements
+    assert not point.passed and point.value < point.low, point
+    assert point.value < 0.95 * (point.low + point.high) / 2  # at least 5 % below the reference's mean
 
 
 def test_a_perturbed_couzin_model_fails_against_the_reference(tmp_path):

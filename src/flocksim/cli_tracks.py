@@ -30,6 +30,20 @@ def analyze(
     keypoint: Annotated[
         str | None, typer.Option(help="movement files: the keypoint that stands for a bird (default: their mean).")
     ] = None,
+    box: Annotated[
+        str | None,
+        typer.Option(
+            help="Side of the periodic box the tracks wrap in [units]: L, or Lx,Ly[,Lz]; unwraps them and measures "
+            "distances by the minimum image (a run in periodic bounds brings its own)."
+        ),
+    ] = None,
+    velocity: Annotated[
+        str | None,
+        typer.Option(
+            help="Velocities from positions by central, backward or forward differences "
+            "(default: recorded ones where the file has them, else central)."
+        ),
+    ] = None,
     correlation_frames: Annotated[
         int,
         typer.Option(
@@ -43,6 +57,8 @@ def analyze(
     Example: flocksim analyze starlings.csv --fps 25 --plot starlings.png
 
     A movement dataset or a recorded run: flocksim analyze tracks.nc; flocksim analyze run.zarr --dt 0.5
+
+    Tracks from a periodic box of side 15.8: flocksim analyze vicsek.csv --box 15.8 --velocity backward
 
     Needs the field extra (and the plot extra for --plot): pip install 'flocksim\\[field]'
     """
@@ -67,9 +83,14 @@ def analyze(
             if plot.suffix.lower() not in FIGURE_SUFFIXES:
                 raise UsageError(f"--plot: cannot write {plot.name!r}; allowed: a file ending in .png, .svg or .pdf")
             check_output_path("--plot", plot)
-        ds = open_tracks(path, dt=dt, fps=fps, keypoint=keypoint)
+        ds = open_tracks(path, dt=dt, fps=fps, keypoint=keypoint, box=box, velocity=velocity)
         analysis = analyze_tracks(
-            ds["time"].values, ds["position"].values, ds["velocity"].values, ds["present"].values, correlation_frames
+            ds["time"].values,
+            ds["position"].values,
+            ds["velocity"].values,
+            ds["present"].values,
+            correlation_frames,
+            box=ds.attrs["box"] or None,
         )
         unit = ds.attrs["time_unit"]
         figure = plot_analysis(analysis, plot, path.name, unit) if plot is not None else None
@@ -79,13 +100,17 @@ def analyze(
     out = Console()
     step = f"{ds.attrs['dt']:g} {'s' if unit == 's' else 'frames'}"
     how = "resampled to" if ds.attrs["resampled"] else "step"
+    estimator = ds.attrs["velocity_estimator"]
+    velocity_text = "recorded" if estimator == "recorded" else f"{estimator} differences"
+    sides = ds.attrs["box"]
+    space_text = f", periodic box {' x '.join(f'{v:g}' for v in sides)}" if sides else ""
     table = Table(
         "analysis",
         "value",
         "what",
         title=escape(
             f"{path.name}: {ds.attrs['source']}, {ds.sizes['agent']} birds, {ds.sizes['space']}D, {how} {step}, "
-            f"velocity {ds.attrs['velocity_from']}"
+            f"velocity {velocity_text}{space_text}"
         ),
     )
     for label, value, what in summary_rows(analysis, unit):

@@ -10,7 +10,8 @@ Conventions (docs/field-data.md):
   time on a sample takes that sample; one between two linked samples where the bird was seen in
   both takes the linear interpolation; anything else is NaN.
 - :func:`velocity_from_positions`: central differences (p[k+1] - p[k-1]) / (t[k+1] - t[k-1]) where
-  the bird is seen in both neighbouring frames, one-sided differences where only one, NaN where none.
+  the bird is seen in both neighbouring frames, one-sided differences where only one, NaN where none
+  (or backward or forward differences on request).
 
 Every output array's size is checked against :data:`MAX_TRACK_VALUES` before it is allocated.
 """
@@ -122,18 +123,31 @@ def resample(samples: Samples, dt: float) -> tuple[np.ndarray, np.ndarray, np.nd
     return grid, position, velocity
 
 
-def velocity_from_positions(time: np.ndarray, position: np.ndarray) -> np.ndarray:
-    """Velocities of a uniform grid's positions (T, N, dim) by the differences of the module docstring."""
+VELOCITY_METHODS = ("central", "backward", "forward")
+"""Estimators of :func:`velocity_from_positions`."""
+
+
+def velocity_from_positions(time: np.ndarray, position: np.ndarray, method: str = "central") -> np.ndarray:
+    """Velocities of a uniform grid's positions (T, N, dim) by the differences of the module docstring.
+
+    ``method``: "central" (p[k+1] - p[k-1]) / (t[k+1] - t[k-1]); "backward" (p[k] - p[k-1]) / (t[k] -
+    t[k-1]); "forward" (p[k+1] - p[k]) / (t[k+1] - t[k]). Where the chosen difference is missing
+    (the bird is not seen in a frame it needs) the one-sided differences stand in, forward first."""
+    if method not in VELOCITY_METHODS:
+        raise ValueError(f"--velocity: {method!r} is unknown; allowed: {', '.join(VELOCITY_METHODS)}")
     velocity = np.full_like(position, np.nan)
     if len(time) < 2:
         return velocity
     seen = np.all(np.isfinite(position), axis=2)
-    both = seen[:-2] & seen[2:]
-    central = (position[2:] - position[:-2]) / (time[2:] - time[:-2])[:, None, None]
-    velocity[1:-1][both] = central[both]
     forward = (position[1:] - position[:-1]) / np.diff(time)[:, None, None]
     has_next = seen[:-1] & seen[1:]  # frame k and k + 1
-    # one-sided where the central difference is missing: forward first, then backward
+    if method == "central":
+        both = seen[:-2] & seen[2:]
+        central = (position[2:] - position[:-2]) / (time[2:] - time[:-2])[:, None, None]
+        velocity[1:-1][both] = central[both]
+    elif method == "backward":
+        velocity[1:][has_next] = forward[has_next]
+    # one-sided where the chosen difference is missing: forward first, then backward
     missing = ~np.all(np.isfinite(velocity), axis=2)
     use = missing[:-1] & has_next
     velocity[:-1][use] = forward[use]

@@ -9,11 +9,14 @@ It reads a flocksim trajectory store (``run.zarr``), a ``movement`` dataset (``.
 - ``present`` (time, agent) bool: position and velocity known. Every analysis of a frame uses the
   birds present in it (:mod:`flocksim.metrics.series`).
 
-Times on a fixed step are kept as they are; irregular ones, and any source when ``dt`` is given, are
-resampled to a fixed ``dt`` by linear interpolation (:mod:`flocksim.io.resample`). Velocities are
-the recorded ones where the source has them (flocksim runs and their exports), else differences of
-positions. Bad input raises :class:`TracksError` (one line naming the file and the field); sizes
-are checked against :data:`~flocksim.io.resample.MAX_TRACK_VALUES` before arrays are allocated
+Tracks from a periodic box are unwrapped first (``box``, or the run's own periodic bounds;
+:mod:`flocksim.io.unwrap`); without a box, tracks with a wrap jump are refused. Times on a fixed
+step are kept as they are; irregular ones, and any source when ``dt`` is given, are resampled to a
+fixed ``dt`` by linear interpolation (:mod:`flocksim.io.resample`). Velocities are the recorded
+ones where the source has them (flocksim runs and their exports), else differences of positions
+(central by default; ``velocity`` picks the estimator, also over recorded velocities). Bad input
+raises :class:`TracksError` (one line naming the file and the field); sizes are checked against
+:data:`~flocksim.io.resample.MAX_TRACK_VALUES` before arrays are allocated
 (:class:`~flocksim.budgets.BudgetError`).
 """
 
@@ -28,6 +31,7 @@ import numpy as np
 
 from flocksim._extras import require
 from flocksim.io.resample import (
+    VELOCITY_METHODS,
     Samples,
     check_track_size,
     frame_interval,
@@ -35,6 +39,7 @@ from flocksim.io.resample import (
     resample,
     velocity_from_positions,
 )
+from flocksim.io.unwrap import WrapError, box_sizes, check_span, find_wrap_jump, unwrap
 
 SUFFIXES = {".zarr": "flocksim run", ".nc": "movement", ".csv": "csv"}
 
@@ -69,39 +74,65 @@ def _positive(name: str, value: float | None) -> None:
         raise TracksError(f"{name}: {value!r} is not a positive finite number; allowed: a number > 0")
 
 
-def open_tracks(path: str | Path, dt: float | None = None, fps: float | None = None, keypoint: str | None = None):
+def open_tracks(
+    path: str | Path,
+    dt: float | None = None,
+    fps: float | None = None,
+    keypoint: str | None = None,
+    box: str | None = None,
+    velocity: str | None = None,
+):
     """The tracks at ``path`` as an :class:`xarray.Dataset` (layout in the module docstring).
 
     ``dt``: resample to this step (in the time unit of the source: seconds, or frames when it has
     no frame rate); default: keep a fixed step, resample irregular times to their median spacing.
     ``fps`` [frames/s]: the frame rate of a CSV without a time column, or of a movement dataset
     whose time counts frames. ``keypoint``: the movement keypoint that stands for a bird (default:
-    the only one, else the mean of those seen)."""
+    the only one, else the mean of those seen). ``box``: the side of the periodic box the tracks wrap
+    in, "L" or "Lx,Ly[,Lz]" [units] (a run in periodic bounds brings its own). ``velocity``:
+    "central", "backward" or "forward" differences of positions (default: recorded velocities
+    where the source has them, else central)."""
     require("field", "flocksim.io.open_tracks")
     import xarray as xr
 
     _positive("dt", dt)
     _positive("fps", fps)
+    if velocity is not None and velocity not in VELOCITY_METHODS:
+        raise TracksError(f"--velocity: {velocity!r} is unknown; allowed: {', '.join(VELOCITY_METHODS)}")
     kind = track_kind(path)
     samples = _read(Path(path), kind, fps, keypoint)
     if len(samples.time) == 0 or samples.position.shape[1] == 0:
         raise TracksError(f"{path}: no frames or no birds; allowed: tracks of at least one bird in one frame")
+    sides = _box(Path(path), kind, box, samples.position.shape[2])
+    try:
+        if sides is not None:
+            check_span(samples.position, sides, str(path))
+            samples.position = unwrap(samples.position, samples.linked, sides)
+        else:
+            jump = find_wrap_jump(samples.position, samples.linked, samples.time, samples.ids)
+            if jump is not None:
+                raise TracksError(
+                    f"{path}: {jump}: tracks that wrap in a periodic box; allowed: --box L (or Lx,Ly[,Lz]), "
+                    "the box's side, to unwrap them"
+                )
+    except WrapError as exc:
+        raise TracksError(str(exc)) from None
+    if velocity is not None:
+        samples.velocity = None  # the estimator asked for, from positions
     interval = frame_interval(samples)
     step = dt if dt is not None else interval
     resampled = len(samples.time) > 1 and (dt is not None or not is_uniform(samples, interval))
-    if resampled:
-        time, position, velocity = resample(samples, step)
-    else:
-        time, position, velocity = samples.time, samples.position, samples.velocity
-    recorded = velocity is not None
-    if velocity is None:
-        velocity = velocity_from_positions(time, position)
-    present = np.all(np.isfinite(position), axis=2) & np.all(np.isfinite(velocity), axis=2)
+    time, position, vel = resample(samples, step) if resampled else (samples.time, samples.position, samples.velocity)
+    recorded = vel is not None
+    estimator = "recorded" if recorded else (velocity or "central")
+    if vel is None:
+        vel = velocity_from_positions(time, position, estimator)
+    present = np.all(np.isfinite(position), axis=2) & np.all(np.isfinite(vel), axis=2)
     dim = position.shape[2]
     return xr.Dataset(
         data_vars={
             "position": (("time", "agent", "space"), position),
-            "velocity": (("time", "agent", "space"), velocity),
+            "velocity": (("time", "agent", "space"), vel),
             "present": (("time", "agent"), present),
         },
         coords={"time": time, "agent": samples.ids, "space": ["x", "y", "z"][:dim]},
@@ -112,8 +143,44 @@ def open_tracks(path: str | Path, dt: float | None = None, fps: float | None = N
             "dt": float(step) if math.isfinite(step) else math.nan,
             "resampled": int(resampled),
             "velocity_from": "recorded" if recorded else "positions",
+            "velocity_estimator": estimator,
+            "box": [] if sides is None else [float(v) for v in sides],
         },
     )
+
+
+def _box(path: Path, kind: str, box: str | None, dim: int) -> np.ndarray | None:
+    """The periodic box's sides (dim,) [units]: ``box`` parsed, or a run's periodic bounds; None if neither."""
+    try:
+        sides = None if box is None else box_sizes(box, dim)
+    except WrapError as exc:
+        raise TracksError(str(exc)) from None
+    if kind != "flocksim run":
+        return sides
+    own = run_box(path)
+    if own is not None and sides is not None and not np.allclose(own, sides, rtol=1e-9, atol=0.0):
+        raise TracksError(
+            f"--box: {box!r} differs from the run's periodic bounds {','.join(f'{v:g}' for v in own)}; "
+            "allowed: leave --box out for a run (it brings its own box)"
+        )
+    return own if own is not None else sides
+
+
+def run_box(path: str | Path) -> np.ndarray | None:
+    """The sides [units] of a recorded run's periodic bounds (world.bounds), None for other bounds."""
+    from flocksim.config import ConfigError, validate
+    from flocksim.io.store import TrajectoryStore
+
+    params = TrajectoryStore.open(path).attrs.get("params")
+    if params is None:
+        return None
+    try:
+        bounds = validate(params).world.bounds
+    except ConfigError as exc:
+        raise TracksError(f"{path}: its stored attribute 'params' is not valid parameters ({exc})") from None
+    if bounds.kind != "periodic":
+        return None
+    return np.array(bounds.size, dtype=np.float64)
 
 
 def _read(path: Path, kind: str, fps: float | None, keypoint: str | None) -> Samples:

@@ -3,7 +3,10 @@
 Input: ``position``, ``velocity`` (T, N, dim) and ``present`` (T, N) bool, as
 :func:`flocksim.io.open_tracks` gives them for a run, a movement dataset or a CSV. Each frame's
 analyses use the birds present in that frame (tracked birds that come and go are simply fewer
-birds in those frames). Space is open (no periodic box: field data has none).
+birds in those frames). Space is open unless ``box`` gives the sides of a periodic box: then
+distances (nearest neighbours, correlations, gamma) use the minimum image, and the analyses that
+need a centroid (milling, edge deviation, shape, the centroid's path) place each bird at its image
+nearest the flock's circular-mean centre, which is exact for a flock spanning less than half the box.
 
 Per frame: birds present, polarization, milling and the group state they give (Tunstrom et al.
 2013), mean and standard deviation of speed, speed fluctuation var(|v|)/mean(|v|)^2, mean
@@ -37,6 +40,7 @@ from flocksim.metrics.starlings import (
     repetition_index,
     speed_fluctuation,
 )
+from flocksim.space import make_space, wrap_array
 
 SERIES = (
     "n_present",
@@ -76,12 +80,31 @@ class TrackAnalysis:
     summary: dict[str, float] = field(default_factory=dict)
 
 
-def frame_analyses(position: np.ndarray, velocity: np.ndarray) -> dict[str, float]:
-    """The per-frame analyses of :data:`SERIES` for the birds of one frame ((n, dim) arrays)."""
+def centred_images(position: np.ndarray, box: np.ndarray) -> np.ndarray:
+    """Each bird's periodic image nearest the circular-mean centre of the flock ((n, dim) [units]):
+    the centre's coordinate on an axis of side L is L/(2 pi) times the angle of the mean of
+    exp(2 pi i x / L) over the birds."""
+    p = np.asarray(position, dtype=np.float64)
+    if len(p) == 0:
+        return p.copy()
+    angle = 2.0 * np.pi * p / box
+    centre = box / (2.0 * np.pi) * np.arctan2(np.sin(angle).mean(axis=0), np.cos(angle).mean(axis=0))
+    d = p - centre
+    return centre + d - box * np.round(d / box)
+
+
+def frame_analyses(position: np.ndarray, velocity: np.ndarray, box: np.ndarray | None = None) -> dict[str, float]:
+    """The per-frame analyses of :data:`SERIES` for the birds of one frame ((n, dim) arrays), in the
+    periodic box of sides ``box`` [units] if given (positions in any image)."""
     n = len(position)
+    space = None
+    if box is not None:
+        space = make_space("periodic", list(box))
+        position = centred_images(position, box)
     speed_mean, speed_std = speed_stats(velocity)
     edge, interior = edge_interior_deviation(position, velocity)
     shape = flock_shape(position, velocity)
+    nnd = nearest_neighbor_stats(_in_box(position, space), space)["mean"] if n >= 2 else math.nan
     return {
         "n_present": float(n),
         "polarization": polarization(velocity),
@@ -89,12 +112,17 @@ def frame_analyses(position: np.ndarray, velocity: np.ndarray) -> dict[str, floa
         "speed_mean": speed_mean,
         "speed_std": speed_std,
         "speed_fluctuation": speed_fluctuation(velocity),
-        "nnd_mean": nearest_neighbor_stats(position)["mean"] if n >= 2 else math.nan,
+        "nnd_mean": nnd,
         "edge_deviation": edge,
         "interior_deviation": interior,
         "axis_cos": shape["axis_cos"],
         "aspect": shape["aspect"],
     }
+
+
+def _in_box(position: np.ndarray, space) -> np.ndarray:
+    """Positions wrapped into a periodic space's box (as the neighbour search needs), else as they are."""
+    return position if space is None else wrap_array(position, space)
 
 
 def correlation_frame_indices(present: np.ndarray, count: int) -> np.ndarray:
@@ -111,33 +139,54 @@ def analyze(
     velocity: np.ndarray,
     present: np.ndarray,
     correlation_frames: int = DEFAULT_CORRELATION_FRAMES,
+    box: np.ndarray | None = None,
 ) -> TrackAnalysis:
-    """Every analysis of the module docstring over a recording."""
+    """Every analysis of the module docstring over a recording; ``box``: sides [units] of the
+    periodic box the birds live in (None: open space)."""
     frames = len(time)
     series = {name: np.full(frames, np.nan) for name in SERIES}
     centroid = np.full((frames, position.shape[2]), np.nan)
+    box = None if box is None or len(box) == 0 else np.asarray(box, dtype=np.float64)
+    space = None if box is None else make_space("periodic", list(box))
     for t in range(frames):
         p, v = position[t][present[t]], velocity[t][present[t]]
-        for name, value in frame_analyses(p, v).items():
+        for name, value in frame_analyses(p, v, box).items():
             series[name][t] = value
         if len(p):
-            centroid[t] = p.mean(axis=0)
+            centroid[t] = (p if box is None else centred_images(p, box)).mean(axis=0)
+    if box is not None:
+        centroid = _unwrap_path(centroid, box)
     state = np.array([classify(p, m) for p, m in zip(series["polarization"], series["milling"], strict=True)])
     chosen = correlation_frame_indices(present, correlation_frames)
     lengths, speed_lengths, gamma1 = (np.full(len(chosen), np.nan) for _ in range(3))
     curves: dict[str, Correlation] = {}
     for i, t in enumerate(chosen):
-        p, v = position[t][present[t]], velocity[t][present[t]]
-        orientation = correlation_function(p, v, "orientation", bins=CORRELATION_BINS)
-        speed = correlation_function(p, v, "speed", bins=CORRELATION_BINS)
+        p, v = _in_box(position[t][present[t]], space), velocity[t][present[t]]
+        orientation = correlation_function(p, v, "orientation", bins=CORRELATION_BINS, space=space)
+        speed = correlation_function(p, v, "speed", bins=CORRELATION_BINS, space=space)
         lengths[i] = correlation_length(orientation)
         speed_lengths[i] = correlation_length(speed)
-        gamma1[i] = anisotropy_gamma(p, v, n_max=1)[0]
+        gamma1[i] = anisotropy_gamma(p, v, n_max=1, space=space)[0]
         if i == len(chosen) // 2:
             curves = {"orientation": orientation, "speed": speed}
     result = TrackAnalysis(time, series, state, chosen, lengths, speed_lengths, gamma1, curves)
     result.summary = summarize(result, centroid)
     return result
+
+
+def _unwrap_path(path: np.ndarray, box: np.ndarray) -> np.ndarray:
+    """A (T, dim) path in a periodic box with each step taken as its shortest image (NaN rows kept;
+    a step across them counts from the last known point)."""
+    out = path.copy()
+    last = None
+    for t in range(len(path)):
+        if not np.all(np.isfinite(path[t])):
+            continue
+        if last is not None:
+            d = path[t] - path[last]
+            out[t] = out[last] + d - box * np.round(d / box)
+        last = t
+    return out
 
 
 def _mean(values: np.ndarray) -> float:

@@ -11,9 +11,9 @@ The ratio of the difference to s sqrt(...) follows Student's t with n_reference 
 of freedom (s is itself estimated); t is its quantile such that a check of k points fails by
 chance with probability FAMILY_RISK = 1 % (Bonferroni: two-sided 1 % / k per point, for
 normally distributed seed means): with 12 reference seeds t = 3.50 for 2 points, 4.55 for 12
-and 5.53 for 56; with 16 seeds 4.31 for 16 points. A model whose mean moves by more than the
-tolerance fails. FLOOR (1e-4) keeps a point whose seeds agree to every printed digit from
-failing on rounding alone.
+and 5.53 for 56; with 16 seeds 4.31 for 16 points; with 48 seeds 2.68 for 1 point. A model
+whose mean moves by more than the tolerance fails. FLOOR (1e-4) keeps a point whose seeds agree
+to every printed digit from failing on rounding alone.
 """
 
 from __future__ import annotations

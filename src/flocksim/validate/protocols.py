@@ -41,8 +41,9 @@ class CouzinProtocol:
 
 
 VICSEK = {
-    # the full protocol at two noise values where the two position updates differ most (docs/validation.md)
-    "quick": VicsekProtocol("quick", 400, (3.0, 4.0), 2000, 4000, 10, reference_seeds=12, seeds=2),
+    # the full protocol at eta = 4, near the transition, where the two position updates differ most: with 48
+    # reference and 16 flocksim seeds the band is under 7 % of v_a, so a model 10 % off fails (docs/validation.md)
+    "quick": VicsekProtocol("quick", 400, (4.0,), 2000, 4000, 10, reference_seeds=48, seeds=16),
     "full": VicsekProtocol(
         "full",
         400,
