@@ -30,8 +30,8 @@ def test_blocks_tile_the_agents_in_order_with_sizes_one_apart(n):
 
 def test_serial_kernels_take_no_references_to_their_arrays():
     """A serial kernel runs once per block: compiled with numba's reference counting, it took and
-    dropped a reference to every array argument on every call (atomic operations that made a small
-    flock's step 20 % slower), so they are compiled without it (flocksim.kernels.compile.serial_kernel).
+    dropped a reference to every array argument on every call (atomic operations that made small
+    flocks' steps up to 1.4 times slower), so they are compiled without it (flocksim.kernels.compile.serial_kernel).
     Checked on the integration kernel, called as integrate_all calls it and compiled again without
     the disk cache (numba shows no machine code of a function it loaded from there)."""
     import flocksim

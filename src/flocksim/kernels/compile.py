@@ -58,8 +58,9 @@ def serial_kernel(fn: F) -> F:
     sums measured twice as slow).
 
     Without numba's reference counting (``_nrt=False``): a compiled function takes a reference to
-    every array it is passed, two atomic operations per array and call, which made a 300-bird
-    step 20 % slower than the same loops inlined in the parallel loop's body. The caller holds its
+    every array it is passed, two atomic operations per array and call, which made small
+    flocks' steps up to 1.4 times slower than the same loops inlined in the parallel loop's body
+    (docs/benchmarks.md, steady-state speed). The caller holds its
     arrays for the call, so none is needed; the price is that a serial kernel (and what it
     inlines) cannot allocate arrays: scratch comes from the caller, and numba refuses to compile
     an allocation there."""
