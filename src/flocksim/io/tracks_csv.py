@@ -10,6 +10,10 @@
   counted in frames when no ``fps`` is given).
 - Frames missing from the file are frames where no bird was seen (the grid runs from the first
   frame to the last).
+- Before it is parsed, the file is scanned in blocks: a NUL byte (binary data) or a line longer
+  than :data:`MAX_LINE_BYTES` is refused, and its rows are counted against
+  :data:`~flocksim.io.resample.MAX_TRACK_VALUES` and the memory the parser will need
+  (:data:`CSV_BYTES_PER_ROW` per row).
 """
 
 from __future__ import annotations
@@ -18,12 +22,21 @@ from pathlib import Path
 
 import numpy as np
 
+from flocksim import readable
 from flocksim._extras import require
-from flocksim.io.resample import UNIFORM_RTOL, Samples, check_track_size
+from flocksim.budgets import BudgetError, check_memory
+from flocksim.io.resample import MAX_TRACK_VALUES, UNIFORM_RTOL, Samples, check_track_size
 
 REQUIRED = ("frame", "id", "x", "y")
 OPTIONAL = ("z", "time")
 ALLOWED = REQUIRED + OPTIONAL
+MAX_LINE_BYTES = 4096
+"""Longest line of a track CSV [bytes]; a row of six numbers takes well under 200."""
+CSV_BYTES_PER_ROW = 600
+"""Peak memory of parsing one row into text cells and numbers [bytes] (measured with tracemalloc:
+docs/reliability.md, "Field data")."""
+SCAN_BLOCK = 1 << 20
+"""Bytes read at a time by :func:`scan_lines`."""
 
 
 class CsvTracksError(ValueError):
@@ -59,6 +72,46 @@ def _bird_names(ids) -> tuple[np.ndarray, np.ndarray]:
     return names, bird
 
 
+def scan_lines(path: Path) -> int:
+    """Rows after the header line, counted block by block without holding more than a block;
+    refuses a NUL byte or a line longer than :data:`MAX_LINE_BYTES` (naming the line)."""
+    lines = 0  # newlines before the current block
+    length = 0  # bytes of the current line so far
+    try:
+        with path.open("rb") as handle:
+            while block := handle.read(SCAN_BLOCK):
+                nul = block.find(b"\0")
+                if nul >= 0:
+                    line = lines + block.count(b"\n", 0, nul) + 1
+                    raise CsvTracksError(f"{path}: line {line}: a NUL byte (binary data); allowed: CSV text")
+                ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+                starts = np.concatenate(([-1 - length], ends[:-1]))
+                long = np.flatnonzero(ends - starts - 1 > MAX_LINE_BYTES)
+                if len(long):
+                    _too_long(path, lines + int(long[0]) + 1)
+                length = length + len(block) if len(ends) == 0 else len(block) - int(ends[-1]) - 1
+                if length > MAX_LINE_BYTES:
+                    _too_long(path, lines + len(ends) + 1)
+                lines += len(ends)
+    except OSError as exc:
+        raise CsvTracksError(f"{path}: cannot be read ({exc.strerror})") from None
+    rows = max(lines + (length > 0) - 1, 0)
+    if rows > MAX_TRACK_VALUES:
+        raise BudgetError(
+            f"{path}: {readable.count(rows)} rows, more than the budget of {readable.count(MAX_TRACK_VALUES)} rows; "
+            "allowed: a shorter file"
+        )
+    check_memory(rows * CSV_BYTES_PER_ROW, f"{path}: {readable.count(rows)} rows", "allowed: a shorter file")
+    return rows
+
+
+def _too_long(path: Path, line: int) -> None:
+    raise CsvTracksError(
+        f"{path}: line {line}: longer than {readable.count(MAX_LINE_BYTES)} bytes; allowed: rows of "
+        "frame,id,x,y[,z][,time] (CSV text)"
+    )
+
+
 def _header(path: Path) -> list[str]:
     """The column names of the first line (stripped)."""
     import csv
@@ -79,6 +132,7 @@ def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
     import pandas as pd
 
     path = Path(path)
+    scan_lines(path)
     columns = _header(path)
     unknown = [c for c in columns if c not in ALLOWED]
     if unknown:
