@@ -122,6 +122,18 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str, set[str]]] = {
         f"position, {CHUNK_1}: a chunk fails its CRC-32C checksum (corrupted or truncated)",
         {"check", "render", "resume"},
     ),
+    "deleted checkpoints": (
+        lambda s: [shutil.rmtree(p) for p in (s / "checkpoints").iterdir() if p.is_dir()],
+        "checkpoint step_000000000040 (step 40) (and 1 more) is missing: the store recorded writing it, and its "
+        "folder checkpoints/step_000000000040/ is gone or incomplete",
+        {"check", "resume"},
+    ),
+    "deleted newest checkpoint": (
+        lambda s: shutil.rmtree(s / "checkpoints" / "step_000000000060"),
+        "checkpoint step_000000000060 (step 60) is missing: the store recorded writing it, and its folder "
+        "checkpoints/step_000000000060/ is gone or incomplete",
+        {"check", "resume"},
+    ),
     "truncated checkpoint chunk": (
         lambda s: truncate(chunk(checkpoint_array(s, "state.velocity"), "", "c/0/0")),
         f"{NEWEST}, array a{{}} (state.velocity): a chunk fails its CRC-32C checksum (corrupted or truncated)",
@@ -185,6 +197,32 @@ def test_every_reader_names_the_damage_in_one_line(damaged, runner, tmp_path):
         with pytest.raises(TrajectoryError, match="damaged store"):
             resume(path)
         assert fingerprint(path) == before
+
+
+def test_the_store_records_the_checkpoints_it_keeps(pristine, tmp_path, runner):
+    store = TrajectoryStore.open(pristine)
+    assert store.recorded_checkpoints() == [
+        {"name": "step_000000000040", "steps": 40},
+        {"name": "step_000000000060", "steps": 60},
+    ]
+    assert [c["name"] for c in store.checkpoints()] == ["step_000000000040", "step_000000000060"]
+    # a store that does not record them (written by an older flocksim) passes, with a note
+    path = tmp_path / "unrecorded.zarr"
+    shutil.copytree(pristine, path)
+    root = json.loads((path / "zarr.json").read_text())
+    root["attributes"].pop("checkpoints_kept")
+    root["consolidated_metadata"]["metadata"]  # the root's own attributes live outside it
+    (path / "zarr.json").write_text(json.dumps(root))
+    shutil.rmtree(path / "checkpoints" / "step_000000000060")
+    result = runner.invoke(app, ["info", "--check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "does not record which checkpoints it wrote" in result.stdout and "1 checkpoints read" in result.stdout
+    # resumed, the store records what the resumed run keeps
+    resumed = tmp_path / "resumed.zarr"
+    shutil.copytree(pristine, resumed)
+    assert runner.invoke(app, ["run", "--resume", str(resumed), "--steps", "100", "-q"]).exit_code == 0
+    assert [c["steps"] for c in TrajectoryStore.open(resumed).recorded_checkpoints()] == [80, 100]
+    assert runner.invoke(app, ["info", "--check", str(resumed)]).exit_code == 0
 
 
 def test_resume_on_a_read_only_file_system_stops_before_any_work(pristine, tmp_path, runner, read_only):

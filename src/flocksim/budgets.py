@@ -84,9 +84,10 @@ def check_navigation_cells(rows: int, columns: int, source: str, hint: str) -> N
     ``source`` names what sets the size (e.g. ``navigation.cell_size``), ``hint`` how to shrink it."""
     cells = rows * columns
     if cells > MAX_NAVIGATION_CELLS:
+        side = f"{readable.count(columns, grouped=False)} x {readable.count(rows, grouped=False)}"
         raise BudgetError(
-            f"{source}: a navigation grid of {columns} x {rows} = {cells:,} cells is more than the budget of "
-            f"{MAX_NAVIGATION_CELLS:,} cells; {hint}"
+            f"{source}: a navigation grid of {side} = {readable.count(cells)} cells is more than the budget of "
+            f"{readable.count(MAX_NAVIGATION_CELLS)} cells; {hint}"
         )
 
 
@@ -95,9 +96,10 @@ def check_flow_fields(fields: int, cells: int) -> None:
     if fields * cells > MAX_FLOW_FIELD_CELLS:
         most = max(MAX_FLOW_FIELD_CELLS // cells, 1)
         raise BudgetError(
-            f"navigation: {fields} groups (agent kinds) seeking along a grid of {cells:,} cells need {fields} flow "
-            f"fields, {fields * cells:,} cells in all, more than the budget of {MAX_FLOW_FIELD_CELLS:,}; allowed: at "
-            f"most {most} groups on this grid (fewer agents.kinds), or a coarser navigation.cell_size"
+            f"navigation: {fields} groups (agent kinds) seeking along a grid of {readable.count(cells)} cells need "
+            f"{fields} flow fields, {readable.count(fields * cells)} cells in all, more than the budget of "
+            f"{MAX_FLOW_FIELD_CELLS:,}; allowed: at most {most} groups on this grid (fewer agents.kinds), or a "
+            "coarser navigation.cell_size"
         )
 
 
@@ -118,7 +120,7 @@ class PairBudget:
         """BudgetError when a metric list of ``pairs`` pairs (``exact`` False: at least that many)
         is over the budget."""
         if pairs > self.max_pairs:
-            have = f"{pairs:,}" if exact else f"at least {pairs:,}"
+            have = readable.count(pairs) if exact else f"at least {readable.count(pairs)}"
             raise BudgetError(
                 f"neighbors: {n_alive:,} agents within the metric radius {radius:g} ({self.radius_key}) have {have} "
                 f"neighbour pairs, more than the budget of {self.max_pairs:,} pairs per search (max_pairs); lower the "
@@ -129,8 +131,9 @@ class PairBudget:
         """BudgetError when ``rows`` rows of ``k`` nearest neighbours are over the budget."""
         if rows * k > self.max_pairs:
             raise BudgetError(
-                f"neighbors: {rows:,} agents x neighbors.k = {k} need {rows * k:,} neighbour slots, more than the "
-                f"budget of {self.max_pairs:,} pairs per search (max_pairs); lower neighbors.k or the number of agents"
+                f"neighbors: {readable.count(rows)} agents x neighbors.k = {k} need {readable.count(rows * k)} "
+                f"neighbour slots, more than the budget of {self.max_pairs:,} pairs per search (max_pairs); lower "
+                "neighbors.k or the number of agents"
             )
 
 

@@ -1,28 +1,29 @@
-"""Numbers in messages, in readable form: counts with thousands separators up to 10^15, beyond
-that in scientific notation (a count from a parameter such as ``cell_size = 1e-300`` can have
-hundreds of digits), and byte sizes in KiB, MiB or GiB."""
+"""Numbers in messages, in readable form: counts with thousands separators below 10^15, from
+there on in scientific notation with two digits (a count from a parameter such as
+``cell_size = 1e-300`` can have hundreds of digits), and byte sizes in KiB, MiB or GiB."""
 
 from __future__ import annotations
 
 import math
 
 LONGEST_EXACT = 10**15
-"""Counts below this are written out in full (with separators), larger ones as about 1.6e+305."""
+"""Counts below this are written out in full (with separators), larger ones as 1.6e+305."""
 
 
-def count(value: int | float) -> str:
-    """``1,048,576``; ``about 1.6e+305`` for a count of 10^15 or more (any size of int)."""
+def count(value: int | float, grouped: bool = True) -> str:
+    """``1,048,576``; ``1.6e+305`` for a count of 10^15 or more (any size of int, truncated to two
+    digits then rounded); ``grouped`` False: ``8000`` (no separators) below 10^15."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if abs(value) < LONGEST_EXACT:
-        return f"{int(value):,}"
+        return f"{int(value):,}" if grouped else str(int(value))
     digits = len(str(abs(int(value))))  # exact for ints far beyond float's range
     mantissa = int(str(abs(int(value)))[:3]) / 100.0
     mantissa = round(mantissa, 1)
     if mantissa >= 10.0:
         mantissa, digits = mantissa / 10.0, digits + 1
     sign = "-" if value < 0 else ""
-    return f"about {sign}{mantissa:g}e+{digits - 1:02d}"
+    return f"{sign}{mantissa:g}e+{digits - 1:02d}"
 
 
 def nbytes(value: int | float) -> str:

@@ -10,14 +10,15 @@
   counted in frames when no ``fps`` is given).
 - Frames missing from the file are frames where no bird was seen (the grid runs from the first
   frame to the last).
-- Before it is parsed, the file is scanned in blocks: a NUL byte (binary data) or a line longer
-  than :data:`MAX_LINE_BYTES` is refused, and its rows are counted against
+- Before it is parsed, the file is scanned in blocks: a NUL byte (binary data), bytes that are
+  not UTF-8 or a line longer than :data:`MAX_LINE_BYTES` are refused (naming the line), and its rows are counted against
   :data:`~flocksim.io.resample.MAX_TRACK_VALUES` and the memory the parser will need
   (:data:`CSV_BYTES_PER_ROW` per row).
 """
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +78,7 @@ def scan_lines(path: Path) -> int:
     refuses a NUL byte or a line longer than :data:`MAX_LINE_BYTES` (naming the line)."""
     lines = 0  # newlines before the current block
     length = 0  # bytes of the current line so far
+    decoder = codecs.getincrementaldecoder("utf-8")()  # a BOM is UTF-8 too
     try:
         with path.open("rb") as handle:
             while block := handle.read(SCAN_BLOCK):
@@ -84,6 +86,12 @@ def scan_lines(path: Path) -> int:
                 if nul >= 0:
                     line = lines + block.count(b"\n", 0, nul) + 1
                     raise CsvTracksError(f"{path}: line {line}: a NUL byte (binary data); allowed: CSV text")
+                held = len(decoder.getstate()[0])  # bytes of a character cut by the previous block
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as exc:  # exc.start counts from the bytes held back
+                    line = lines + block.count(b"\n", 0, max(exc.start - held, 0)) + 1
+                    raise CsvTracksError(f"{path}: line {line}: not UTF-8 text; allowed: CSV text in UTF-8") from None
                 ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
                 starts = np.concatenate(([-1 - length], ends[:-1]))
                 long = np.flatnonzero(ends - starts - 1 > MAX_LINE_BYTES)
@@ -93,6 +101,9 @@ def scan_lines(path: Path) -> int:
                 if length > MAX_LINE_BYTES:
                     _too_long(path, lines + len(ends) + 1)
                 lines += len(ends)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise CsvTracksError(f"{path}: line {lines + 1}: not UTF-8 text (it ends inside a character)") from None
     except OSError as exc:
         raise CsvTracksError(f"{path}: cannot be read ({exc.strerror})") from None
     rows = max(lines + (length > 0) - 1, 0)
@@ -103,6 +114,16 @@ def scan_lines(path: Path) -> int:
         )
     check_memory(rows * CSV_BYTES_PER_ROW, f"{path}: {readable.count(rows)} rows", "allowed: a shorter file")
     return rows
+
+
+def _table_problem(text: str, columns: int) -> str:
+    """The parser's complaint about a table, in words (a row with extra fields is the usual one)."""
+    import re
+
+    extra = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+    if extra:
+        return f"line {extra.group(2)}: {extra.group(3)} fields; allowed: {columns}, one per header column"
+    return "not a CSV table; allowed: rows of comma-separated fields, one per header column"
 
 
 def _too_long(path: Path, line: int) -> None:
@@ -119,8 +140,12 @@ def _header(path: Path) -> list[str]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             first = next(csv.reader(handle), None)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise CsvTracksError(f"{path}: cannot read it as CSV text ({type(exc).__name__}: {exc})") from None
+    except UnicodeDecodeError:
+        raise CsvTracksError(f"{path}: line 1: not UTF-8 text; allowed: CSV text in UTF-8") from None
+    except OSError as exc:
+        raise CsvTracksError(f"{path}: cannot be read ({exc.strerror})") from None
+    except csv.Error:
+        raise CsvTracksError(f"{path}: line 1: not a CSV header line; allowed: frame,id,x,y[,z][,time]") from None
     if not first:
         raise CsvTracksError(f"{path}: empty; allowed: a header line frame,id,x,y[,z][,time] and rows")
     return [c.strip() for c in first]
@@ -154,8 +179,10 @@ def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
             names=columns,
             encoding="utf-8-sig",
         )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-        raise CsvTracksError(f"{path}: not a CSV table ({str(exc).splitlines()[0]})") from None
+    except UnicodeDecodeError:  # found by scan_lines first, naming its line
+        raise CsvTracksError(f"{path}: not UTF-8 text; allowed: CSV text in UTF-8") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise CsvTracksError(f"{path}: {_table_problem(str(exc), len(columns))}") from None
     missing = [c for c in REQUIRED if c not in columns]
     if missing:
         raise CsvTracksError(f"{path}: header: missing column {missing[0]!r}; required: {', '.join(REQUIRED)}")
