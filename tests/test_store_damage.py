@@ -271,3 +271,47 @@ def test_every_chunk_is_written_even_when_it_holds_only_fill_values(tmp_path):
     assert (path / "alive" / "c" / "2" / "0").is_file()  # frames 4-5: everyone dead, still written
     assert (path / "position" / "c" / "0" / "2" / "0").is_file()  # frames 0-1 of the agents born at step 6
     assert store.verify()["frames"] == 9
+
+
+def flip_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+LAZY_READS: dict[str, Callable] = {
+    "values": lambda ds: ds["position"].values,
+    "compute": lambda ds: ds["position"].compute(),
+    "load": lambda ds: ds.load(),
+    "isel": lambda ds: ds["position"].isel(time=10).values,
+    "slice": lambda ds: ds["position"][9:11].values,
+    "reduction": lambda ds: float(ds["position"].sum()),
+    "to_numpy": lambda ds: ds["position"].to_numpy(),
+}
+
+
+@pytest.mark.parametrize("chunks", ["dask", "none"])
+@pytest.mark.parametrize("damage", ["flipped", "deleted"])
+def test_lazy_reads_of_open_run_name_the_array_and_steps(pristine, tmp_path, chunks, damage):
+    """A store damaged after open_run returned: every lazy read path raises flocksim's one line (as
+    info --check does), not zarr's error; reads of the undamaged frames still work."""
+    import xarray as xr
+
+    path = tmp_path / "run.zarr"
+    shutil.copytree(pristine, path)
+    ds = open_run(path) if chunks == "dask" else open_run(path, chunks=None)
+    if damage == "flipped":
+        flip_byte(chunk(path, "position", "c/1/0/0"))
+        problem = "a chunk fails its CRC-32C checksum (corrupted or truncated)"
+    else:
+        chunk(path, "position", "c/1/0/0").unlink()
+        problem = "chunk c/1/0/0 is missing"
+    expected = f"{path}: damaged store: position, {CHUNK_1}: {problem}"
+    reads = dict(LAZY_READS)
+    if chunks == "none":  # vectorized (point-wise) indexing reaches the backend as is
+        reads["vindex"] = lambda ds: ds["position"].isel(time=xr.DataArray([3, 12]), agent=xr.DataArray([0, 1])).values
+    for label, read in reads.items():
+        with pytest.raises(TrajectoryError) as exc:
+            read(ds)
+        assert str(exc.value) == expected, label
+    assert ds["position"][:8].values.shape == (8, 30, 2)  # frames 0 to 7: chunk 0, intact
