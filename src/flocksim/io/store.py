@@ -54,8 +54,8 @@ COORDINATES = ("time", "step", "agent", "space")
 CHECKPOINT_GROUP = "checkpoints"
 CHECKPOINT_RECORD = "checkpoints_kept"
 """Root attribute: the checkpoints the store keeps, as written ([{"name", "steps"}], oldest first).
-:meth:`TrajectoryStore.verify` finds a recorded checkpoint that is gone; stores written before it
-was recorded (flocksim 0.x format 2 without it) cannot tell a deleted checkpoint from none."""
+:meth:`TrajectoryStore.verify` finds a recorded checkpoint that is gone; stores written before
+flocksim recorded it cannot tell a deleted checkpoint from none."""
 CHUNK_BYTES = 4 * 2**20  # aim for about 4 MiB per chunk of position
 MAX_CHUNK_FRAMES = 256
 
@@ -498,7 +498,20 @@ class TrajectoryStore:
         self.commit()
 
     def set_attrs(self, **attrs: Any) -> None:
-        self.group.attrs.update(attrs)
+        """Change root attributes and commit. The root ``zarr.json`` is replaced whole, keeping the
+        consolidated metadata of the last commit, so that a crash between the two writes leaves a
+        store every reader opens (zarr's own attribute update would drop that metadata until the
+        commit)."""
+        import zarr
+
+        root = self.path / "zarr.json"
+        meta = json.loads(root.read_text(encoding="utf-8"))
+        meta.setdefault("attributes", {}).update(attrs)
+        partial = root.with_name("zarr.json.partial")
+        partial.write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        os.replace(partial, root)
+        with quiet_zarr(), writing_every_chunk():
+            self.group = zarr.open_group(str(self.path), mode="r+", use_consolidated=False)
         self.commit()
 
     def commit(self) -> None:
@@ -625,8 +638,7 @@ class TrajectoryStore:
         return [{"name": c["name"], "steps": c["steps"]} for c in record]
 
     def _record_checkpoints(self, record: list[dict[str, Any]]) -> None:
-        self.group.attrs.update({CHECKPOINT_RECORD: sorted(record, key=lambda c: c["steps"])})
-        self.commit()
+        self.set_attrs(**{CHECKPOINT_RECORD: sorted(record, key=lambda c: c["steps"])})
 
     def check_recorded_checkpoints(self) -> None:
         """Raise :class:`TrajectoryError` naming the first recorded checkpoint that is not complete
