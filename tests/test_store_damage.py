@@ -315,3 +315,19 @@ def test_lazy_reads_of_open_run_name_the_array_and_steps(pristine, tmp_path, chu
             read(ds)
         assert str(exc.value) == expected, label
     assert ds["position"][:8].values.shape == (8, 30, 2)  # frames 0 to 7: chunk 0, intact
+
+
+def test_a_crash_between_an_attribute_write_and_its_commit_leaves_a_readable_store(pristine, tmp_path, monkeypatch):
+    path = tmp_path / "run.zarr"
+    shutil.copytree(pristine, path)
+    store = TrajectoryStore.open(path, writable=True)
+
+    def killed() -> None:
+        raise KeyboardInterrupt("killed before the commit")
+
+    monkeypatch.setattr(store, "commit", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.set_attrs(steps_requested=80)
+    reopened = TrajectoryStore.open(path)  # the root still lists every array (consolidated metadata)
+    assert reopened.attrs["steps_requested"] == 80 and reopened.n_frames == 31
+    assert reopened.verify()["checkpoints"] == 2
