@@ -168,6 +168,13 @@ def test_a_kernel_shut_down_under_a_playing_recording_live_widget_leaves_a_store
     )
     assert check.returncode == 0, check.stderr
     assert "check: no damage found" in check.stdout
+    resumed = subprocess.run(
+        [sys.executable, "-m", "flocksim.cli", "run", "--resume", str(store), "--steps", "40", "-q"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
+    assert resumed.returncode == 0, resumed.stderr
 
 
 def test_a_kernel_restarted_under_a_live_widget_serves_a_new_one(kernel, tmp_path):

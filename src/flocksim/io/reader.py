@@ -16,7 +16,7 @@ def open_run(path: str | Path, **kwargs: Any):
     ``agent`` (stable ids) and ``space`` ("x", "y"[, "z"]). Variables: position, velocity,
     alive, kind, recorded extras (turning, spin, predator tracks) and one variable per metric.
     Attributes: the full parameters (``params`` as a dict, ``params_toml`` as text), seed,
-    engine, flocksim version, creation time. ``kwargs`` go to :func:`xarray.open_zarr`
+    engine, flocksim version, creation time. ``kwargs`` go to :func:`xarray.open_dataset`
     (e.g. ``chunks=None`` for plain numpy arrays instead of dask).
 
     It is what ``xarray.open_zarr(path)`` gives, after checking that the store is a flocksim
