@@ -90,6 +90,15 @@ def test_csv_of_one_2_gib_line_is_refused_in_one_line_within_1_gib(tmp_path):
     assert "line 2: longer than 4,096 bytes" in line
 
 
+def test_a_small_file_is_still_analysed_within_1_gib(tmp_path):
+    path = tmp_path / "four.csv"
+    rows = "".join(f"{f},a,{f / 10},0\n{f},b,{f / 10},5\n{f},c,10,{f / 10}\n{f},d,3,{f / 20}\n" for f in range(50))
+    path.write_text("frame,id,x,y\n" + rows, encoding="utf-8")
+    result = analyze_within(GIB, str(path), "--fps", "25")
+    assert result.returncode == 0, result.stderr
+    assert "polarization" in result.stdout
+
+
 # --- the budgets, by hand ---------------------------------------------------------------------------------
 
 
