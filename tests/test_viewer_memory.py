@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import psutil
 import pytest
 from websockets.sync.client import connect
@@ -102,7 +103,10 @@ def test_clients_coming_and_going_leave_the_server_at_a_steady_level(tmp_path):
             idle.append(levels(process))
         rss = [round(r, 1) for r, _, _ in idle]
         print("idle RSS after each wave [MB]:", rss, "fds:", [f for _, f, _ in idle], "threads:", [t for *_, t in idle])
-        assert max(rss[2:]) - rss[1] < 8.0, rss  # no creep once every scene has been seen
+        # no creep once every scene has been seen: the least-squares slope of the idle levels from
+        # the second wave on (before the fix: 3.0 MB a wave, 279 to 301 MB; after: 0.6 to 1.6 in three runs)
+        slope = float(np.polyfit(np.arange(len(rss) - 1), rss[1:], 1)[0])
+        assert slope < 2.0, (slope, rss)
         assert all(f == fds0 for _, f, _ in idle), (fds0, idle)
         pool = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor: idle workers it keeps
         assert all(t <= threads0 + pool for *_, t in idle), (threads0, idle)
