@@ -19,6 +19,13 @@ Usage: python benchmarks/soak_viewer_server.py [--seconds 120] [--clients 9] [--
 Prints one JSON object: messages sent, replies by type, errors answered (and of those: budget,
 image and busy errors), socket closes by code, half-open connections closed by the server, the
 server's RSS before the attack and at its peak [MB], and whether it still serves.
+
+``--churn``: ordinary clients coming and going instead (a long-lived server's day), in waves of
+``--wave-seconds``: ``--watchers`` clients that ask for frames and ``--switchers`` that switch
+presets (:data:`CHURN_PRESETS`) and settings, each staying 5 to 20 s, then leaving and coming
+back; after each wave every client is gone for ``--idle-seconds``, and at its end the server's
+RSS, open file descriptors and threads are sampled. Prints them per wave (and the level before
+any client), to show whether what the clients left behind returns to a steady level.
 """
 
 from __future__ import annotations
@@ -93,6 +100,8 @@ ATTACKS: dict[str, object] = {
 }  # fmt: skip
 SLOW = _set(**{"navigation.enabled": True, "navigation.source": "obstacles", "rules.seek.weight": 1.0,
                "navigation.cell_size": 1.0})  # fmt: skip
+CHURN_PRESETS = ["boids-2d", "starlings-2d", "starlings-3d", "vicsek", "minions", "crowd"]
+"""Presets the --churn switchers move between (several models, 2D and 3D; each under 600 birds)."""
 HALF_REQUESTS = [b"GET / HT", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"GET / HTTP/1.1\r\nX-Pad: " + b"a" * 200_000]
 
 
@@ -152,6 +161,71 @@ async def drain(ws, tally: Tally, wait: float) -> None:
         tally.replies[reply["type"]] += 1
         if reply["type"] == "error":
             tally.errors[error_kind(reply["message"])] += 1
+
+
+async def churn_client(url: str, rng: random.Random, deadline: float, tally: Tally, switcher: bool) -> None:
+    """Come and go until ``deadline``: stay 5 to 20 s asking for frames (a switcher also changes
+    preset or settings about once a second), leave, come back after up to 2 s."""
+    while time.monotonic() < deadline:
+        leave = min(deadline, time.monotonic() + rng.uniform(5.0, 20.0))
+        try:
+            async with websockets.connect(url, max_size=None, compression=None, open_timeout=60) as ws:
+                tally.connections += 1
+                while time.monotonic() < leave:
+                    if switcher and rng.random() < 0.3:
+                        if rng.random() < 0.5:
+                            name, message = "preset", json.dumps({"type": "preset", "name": rng.choice(CHURN_PRESETS)})
+                        else:
+                            changes = {"agents.n": rng.randint(50, 600)}
+                            name, message = "set", json.dumps({"type": "set", "changes": changes})
+                    else:
+                        name, message = "next", json.dumps({"type": "next"})
+                    await ws.send(message)
+                    tally.sent[name] += 1
+                    await drain(ws, tally, wait=0.3)
+        except websockets.ConnectionClosed as exc:
+            tally.closes[str(exc.rcvd.code if exc.rcvd else "none")] += 1
+        except (OSError, TimeoutError) as exc:
+            tally.closes[type(exc).__name__] += 1
+        await asyncio.sleep(rng.uniform(0.0, 2.0))
+
+
+def server_levels(pid: int) -> dict[str, float]:
+    """The server's resident memory [MB], open file descriptors and threads now."""
+    process = psutil.Process(pid)
+    return {
+        "rss_mb": round(process.memory_info().rss / 2**20, 1),
+        "fds": process.num_fds(),
+        "threads": process.num_threads(),
+    }
+
+
+async def churn(port: int, pid: int, args: argparse.Namespace) -> dict:
+    url = f"ws://127.0.0.1:{port}/ws?protocol=2"
+    rng = random.Random(args.seed)
+    tally = Tally()
+    waves = []
+    end = time.monotonic() + args.seconds
+    while time.monotonic() < end:
+        started = time.monotonic()
+        deadline = min(end, started + args.wave_seconds)
+        clients = [
+            churn_client(url, random.Random(rng.random()), deadline, tally, switcher=k >= args.watchers)
+            for k in range(args.watchers + args.switchers)
+        ]
+        await asyncio.gather(*clients)
+        await asyncio.sleep(args.idle_seconds)  # everyone gone
+        waves.append({"t_s": round(time.monotonic() - started + (waves[-1]["t_s"] if waves else 0.0), 1),
+                      **server_levels(pid)})  # fmt: skip
+    return {
+        "messages_sent": sum(tally.sent.values()),
+        "sent_by_kind": dict(sorted(tally.sent.items())),
+        "replies": dict(sorted(tally.replies.items())),
+        "errors_by_kind": dict(sorted(tally.errors.items())),
+        "socket_closes_by_code": dict(sorted(tally.closes.items())),
+        "websocket_connections": tally.connections,
+        "idle_after_each_wave": waves,
+    }
 
 
 def half_open(port: int, deadline: float, rng: random.Random, counts: Counter) -> None:
@@ -243,13 +317,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="flocksim serve --threads")
     parser.add_argument("--only", action="append", choices=sorted(ATTACKS), help="send only this attack (repeatable)")
+    parser.add_argument("--churn", action="store_true", help="ordinary clients coming and going (module docstring)")
+    parser.add_argument("--watchers", type=int, default=10)
+    parser.add_argument("--switchers", type=int, default=10)
+    parser.add_argument("--wave-seconds", type=float, default=120.0)
+    parser.add_argument("--idle-seconds", type=float, default=15.0)
     args = parser.parse_args()
+    connections = args.watchers + args.switchers if args.churn else MAX_CONNECTIONS
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         Image.new("L", (64, 40), 255).save(Path(folder) / "level.png")
         os.mkfifo(Path(folder) / "pipe.png")
         command = [sys.executable, "-m", "flocksim.cli", "serve", "--port", str(port), "--data-dir", folder,
-                   "--max-connections", str(MAX_CONNECTIONS), *PRESET]  # fmt: skip
+                   "--max-connections", str(connections), *PRESET]  # fmt: skip
         if args.threads is not None:
             command += ["--threads", str(args.threads)]
         log = Path(folder) / "server.log"
@@ -257,13 +337,15 @@ def main() -> None:
             server = wait_listening(subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT), port)
             try:
                 asyncio.run(warm_up(f"ws://127.0.0.1:{port}/ws?protocol=2"))
+                time.sleep(args.idle_seconds if args.churn else 0.0)
+                before = server_levels(server.pid)
                 baseline = psutil.Process(server.pid).memory_info().rss
                 peak = [baseline]
                 stop = threading.Event()
                 sampler = threading.Thread(target=sample_rss, args=(server.pid, stop, peak), daemon=True)
                 sampler.start()
                 started = time.monotonic()
-                result = asyncio.run(attack(port, args))
+                result = asyncio.run(churn(port, server.pid, args) if args.churn else attack(port, args))
                 elapsed = time.monotonic() - started
                 stop.set()
                 sampler.join()
@@ -273,10 +355,11 @@ def main() -> None:
         tracebacks = log.read_text().count("Traceback")
     print(json.dumps({
         "seconds": round(elapsed, 1),
-        "clients": args.clients,
-        "max_connections": MAX_CONNECTIONS,
+        "clients": f"{args.watchers} watchers + {args.switchers} switchers" if args.churn else args.clients,
+        "max_connections": connections,
         "seed": args.seed,
         **result,
+        "server_before": before,
         "server_rss_mb_before": round(baseline / 2**20, 1),
         "server_rss_mb_peak": round(peak[0] / 2**20, 1),
         "server_tracebacks_logged": tracebacks,

@@ -122,6 +122,18 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str, set[str]]] = {
         f"position, {CHUNK_1}: a chunk fails its CRC-32C checksum (corrupted or truncated)",
         {"check", "render", "resume"},
     ),
+    "deleted checkpoints": (
+        lambda s: [shutil.rmtree(p) for p in (s / "checkpoints").iterdir() if p.is_dir()],
+        "checkpoint step_000000000040 (step 40) (and 1 more) is missing: the store recorded writing it, and its "
+        "folder checkpoints/step_000000000040/ is gone or incomplete",
+        {"check", "resume"},
+    ),
+    "deleted newest checkpoint": (
+        lambda s: shutil.rmtree(s / "checkpoints" / "step_000000000060"),
+        "checkpoint step_000000000060 (step 60) is missing: the store recorded writing it, and its folder "
+        "checkpoints/step_000000000060/ is gone or incomplete",
+        {"check", "resume"},
+    ),
     "truncated checkpoint chunk": (
         lambda s: truncate(chunk(checkpoint_array(s, "state.velocity"), "", "c/0/0")),
         f"{NEWEST}, array a{{}} (state.velocity): a chunk fails its CRC-32C checksum (corrupted or truncated)",
@@ -187,6 +199,32 @@ def test_every_reader_names_the_damage_in_one_line(damaged, runner, tmp_path):
         assert fingerprint(path) == before
 
 
+def test_the_store_records_the_checkpoints_it_keeps(pristine, tmp_path, runner):
+    store = TrajectoryStore.open(pristine)
+    assert store.recorded_checkpoints() == [
+        {"name": "step_000000000040", "steps": 40},
+        {"name": "step_000000000060", "steps": 60},
+    ]
+    assert [c["name"] for c in store.checkpoints()] == ["step_000000000040", "step_000000000060"]
+    # a store that does not record them (written by an older flocksim) passes, with a note
+    path = tmp_path / "unrecorded.zarr"
+    shutil.copytree(pristine, path)
+    root = json.loads((path / "zarr.json").read_text())
+    root["attributes"].pop("checkpoints_kept")
+    root["consolidated_metadata"]["metadata"]  # the root's own attributes live outside it
+    (path / "zarr.json").write_text(json.dumps(root))
+    shutil.rmtree(path / "checkpoints" / "step_000000000060")
+    result = runner.invoke(app, ["info", "--check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "does not record which checkpoints it wrote" in result.stdout and "1 checkpoints read" in result.stdout
+    # resumed, the store records what the resumed run keeps
+    resumed = tmp_path / "resumed.zarr"
+    shutil.copytree(pristine, resumed)
+    assert runner.invoke(app, ["run", "--resume", str(resumed), "--steps", "100", "-q"]).exit_code == 0
+    assert [c["steps"] for c in TrajectoryStore.open(resumed).recorded_checkpoints()] == [80, 100]
+    assert runner.invoke(app, ["info", "--check", str(resumed)]).exit_code == 0
+
+
 def test_resume_on_a_read_only_file_system_stops_before_any_work(pristine, tmp_path, runner, read_only):
     folder = tmp_path / "ro"
     folder.mkdir()
@@ -233,3 +271,63 @@ def test_every_chunk_is_written_even_when_it_holds_only_fill_values(tmp_path):
     assert (path / "alive" / "c" / "2" / "0").is_file()  # frames 4-5: everyone dead, still written
     assert (path / "position" / "c" / "0" / "2" / "0").is_file()  # frames 0-1 of the agents born at step 6
     assert store.verify()["frames"] == 9
+
+
+def flip_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+LAZY_READS: dict[str, Callable] = {
+    "values": lambda ds: ds["position"].values,
+    "compute": lambda ds: ds["position"].compute(),
+    "load": lambda ds: ds.load(),
+    "isel": lambda ds: ds["position"].isel(time=10).values,
+    "slice": lambda ds: ds["position"][9:11].values,
+    "reduction": lambda ds: float(ds["position"].sum()),
+    "to_numpy": lambda ds: ds["position"].to_numpy(),
+}
+
+
+@pytest.mark.parametrize("chunks", ["dask", "none"])
+@pytest.mark.parametrize("damage", ["flipped", "deleted"])
+def test_lazy_reads_of_open_run_name_the_array_and_steps(pristine, tmp_path, chunks, damage):
+    """A store damaged after open_run returned: every lazy read path raises flocksim's one line (as
+    info --check does), not zarr's error; reads of the undamaged frames still work."""
+    import xarray as xr
+
+    path = tmp_path / "run.zarr"
+    shutil.copytree(pristine, path)
+    ds = open_run(path) if chunks == "dask" else open_run(path, chunks=None)
+    if damage == "flipped":
+        flip_byte(chunk(path, "position", "c/1/0/0"))
+        problem = "a chunk fails its CRC-32C checksum (corrupted or truncated)"
+    else:
+        chunk(path, "position", "c/1/0/0").unlink()
+        problem = "chunk c/1/0/0 is missing"
+    expected = f"{path}: damaged store: position, {CHUNK_1}: {problem}"
+    reads = dict(LAZY_READS)
+    if chunks == "none":  # vectorized (point-wise) indexing reaches the backend as is
+        reads["vindex"] = lambda ds: ds["position"].isel(time=xr.DataArray([3, 12]), agent=xr.DataArray([0, 1])).values
+    for label, read in reads.items():
+        with pytest.raises(TrajectoryError) as exc:
+            read(ds)
+        assert str(exc.value) == expected, label
+    assert ds["position"][:8].values.shape == (8, 30, 2)  # frames 0 to 7: chunk 0, intact
+
+
+def test_a_crash_between_an_attribute_write_and_its_commit_leaves_a_readable_store(pristine, tmp_path, monkeypatch):
+    path = tmp_path / "run.zarr"
+    shutil.copytree(pristine, path)
+    store = TrajectoryStore.open(path, writable=True)
+
+    def killed() -> None:
+        raise KeyboardInterrupt("killed before the commit")
+
+    monkeypatch.setattr(store, "commit", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.set_attrs(steps_requested=80)
+    reopened = TrajectoryStore.open(path)  # the root still lists every array (consolidated metadata)
+    assert reopened.attrs["steps_requested"] == 80 and reopened.n_frames == 31
+    assert reopened.verify()["checkpoints"] == 2

@@ -12,6 +12,9 @@ anything of that size is allocated (docs/parameters.md, "Size budgets").
   are widened until the obstacles' cell lists fit.
 - Rendered trails (``flocksim render --trail``): at most :data:`MAX_TRAIL_BYTES`, checked against
   the run's agent count before the first frame.
+- Memory: :func:`check_memory` compares what an analysis of field data will need with what this
+  process can still allocate (:func:`memory_headroom`: its address-space limit, its cgroup's
+  memory limit, the memory the system has available), before the arrays are read.
 
 A budget that is exceeded raises :class:`BudgetError` (a ValueError) with one line naming the
 parameters and the limit; ``flocksim`` commands exit with status 2, the viewer answers with an
@@ -21,8 +24,11 @@ parameters and the limit; ``flocksim`` commands exit with status 2, the viewer a
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from numbers import Integral
+
+from flocksim import readable
 
 MAX_NAVIGATION_CELLS = 1_048_576
 """Most cells of a navigation grid (1024 x 1024). Building the grid's graph and its first flow
@@ -78,9 +84,10 @@ def check_navigation_cells(rows: int, columns: int, source: str, hint: str) -> N
     ``source`` names what sets the size (e.g. ``navigation.cell_size``), ``hint`` how to shrink it."""
     cells = rows * columns
     if cells > MAX_NAVIGATION_CELLS:
+        side = f"{readable.count(columns, grouped=False)} x {readable.count(rows, grouped=False)}"
         raise BudgetError(
-            f"{source}: a navigation grid of {columns} x {rows} = {cells:,} cells is more than the budget of "
-            f"{MAX_NAVIGATION_CELLS:,} cells; {hint}"
+            f"{source}: a navigation grid of {side} = {readable.count(cells)} cells is more than the budget of "
+            f"{readable.count(MAX_NAVIGATION_CELLS)} cells; {hint}"
         )
 
 
@@ -89,9 +96,10 @@ def check_flow_fields(fields: int, cells: int) -> None:
     if fields * cells > MAX_FLOW_FIELD_CELLS:
         most = max(MAX_FLOW_FIELD_CELLS // cells, 1)
         raise BudgetError(
-            f"navigation: {fields} groups (agent kinds) seeking along a grid of {cells:,} cells need {fields} flow "
-            f"fields, {fields * cells:,} cells in all, more than the budget of {MAX_FLOW_FIELD_CELLS:,}; allowed: at "
-            f"most {most} groups on this grid (fewer agents.kinds), or a coarser navigation.cell_size"
+            f"navigation: {fields} groups (agent kinds) seeking along a grid of {readable.count(cells)} cells need "
+            f"{fields} flow fields, {readable.count(fields * cells)} cells in all, more than the budget of "
+            f"{MAX_FLOW_FIELD_CELLS:,}; allowed: at most {most} groups on this grid (fewer agents.kinds), or a "
+            "coarser navigation.cell_size"
         )
 
 
@@ -112,7 +120,7 @@ class PairBudget:
         """BudgetError when a metric list of ``pairs`` pairs (``exact`` False: at least that many)
         is over the budget."""
         if pairs > self.max_pairs:
-            have = f"{pairs:,}" if exact else f"at least {pairs:,}"
+            have = readable.count(pairs) if exact else f"at least {readable.count(pairs)}"
             raise BudgetError(
                 f"neighbors: {n_alive:,} agents within the metric radius {radius:g} ({self.radius_key}) have {have} "
                 f"neighbour pairs, more than the budget of {self.max_pairs:,} pairs per search (max_pairs); lower the "
@@ -123,8 +131,9 @@ class PairBudget:
         """BudgetError when ``rows`` rows of ``k`` nearest neighbours are over the budget."""
         if rows * k > self.max_pairs:
             raise BudgetError(
-                f"neighbors: {rows:,} agents x neighbors.k = {k} need {rows * k:,} neighbour slots, more than the "
-                f"budget of {self.max_pairs:,} pairs per search (max_pairs); lower neighbors.k or the number of agents"
+                f"neighbors: {readable.count(rows)} agents x neighbors.k = {k} need {readable.count(rows * k)} "
+                f"neighbour slots, more than the budget of {self.max_pairs:,} pairs per search (max_pairs); lower "
+                "neighbors.k or the number of agents"
             )
 
 
@@ -136,6 +145,75 @@ def check_trail(trail: int, agents: int) -> None:
         raise BudgetError(
             f"--trail: {trail} frames of {agents:,} agents need about {need / 2**30:.1f} GiB, more than the budget of "
             f"{MAX_TRAIL_BYTES / 2**30:g} GiB; allowed: at most {most} frames for this run"
+        )
+
+
+def _status_bytes(field: str) -> int | None:
+    """A ``kB`` field of /proc/self/status (e.g. VmSize) in bytes; None where there is none."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _file_int(path: str) -> int | None:
+    """The integer in a one-line file (a cgroup's memory.max: "max" reads as None)."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            text = handle.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _meminfo_available() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def memory_headroom() -> int | None:
+    """Bytes this process can still allocate [bytes]: the least of its address-space limit
+    (RLIMIT_AS) less the address space it uses, its cgroup's ``memory.max`` less
+    ``memory.current`` (cgroup v2), and the system's MemAvailable; None where none is known."""
+    limits = []
+    try:
+        import resource
+
+        soft, infinity = resource.getrlimit(resource.RLIMIT_AS)[0], resource.RLIM_INFINITY
+    except (ImportError, OSError, ValueError):  # no resource module (Windows)
+        soft, infinity = -1, -1
+    if soft != infinity and soft > 0:
+        used = _status_bytes("VmSize")
+        if used is not None:
+            limits.append(soft - used)
+    if os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+        cap, current = _file_int("/sys/fs/cgroup/memory.max"), _file_int("/sys/fs/cgroup/memory.current")
+        if cap is not None and current is not None:
+            limits.append(cap - current)
+    available = _meminfo_available()
+    if available is not None:
+        limits.append(available)
+    return max(min(limits), 0) if limits else None
+
+
+def check_memory(need: int, what: str, hint: str) -> None:
+    """BudgetError when ``need`` bytes (an estimate of a computation's peak) is more than
+    :func:`memory_headroom`; ``what`` names the input and its size, ``hint`` what is allowed."""
+    room = memory_headroom()
+    if room is not None and need > room:
+        raise BudgetError(
+            f"{what}: needs about {readable.nbytes(need)} of memory, more than the {readable.nbytes(room)} this "
+            f"process can still allocate; {hint}"
         )
 
 
@@ -153,9 +231,11 @@ __all__ = [
     "BudgetError",
     "PairBudget",
     "check_flow_fields",
+    "check_memory",
     "check_navigation_cells",
     "check_trail",
     "grid_side",
     "max_obstacle_entries",
+    "memory_headroom",
     "smallest_cell_size",
 ]

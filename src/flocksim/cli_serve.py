@@ -89,8 +89,11 @@ def serve(
     from flocksim.engines import ENGINES
     from flocksim.viewer.controls import MAX_CONTROL_BYTES
     from flocksim.viewer.http import guarded_protocol
+    from flocksim.viewer.memory import limit_arenas
     from flocksim.viewer.server import create_app, is_loopback
     from flocksim.viewer.warmup import warm_up_in_background
+
+    limit_arenas()  # before any thread of the server runs: viewers that come and go leave it at a steady level
 
     if engine not in ENGINES:
         fail(f"--engine: unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")

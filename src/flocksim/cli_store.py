@@ -135,6 +135,11 @@ def info(
             f"  check: no damage found ({verified['chunks']} chunks of {verified['arrays']} arrays and "
             f"{verified['checkpoints']} checkpoints read and checked)"
         )
+        if not verified["recorded"]:
+            lines.append(
+                "  note: this store does not record which checkpoints it wrote (an older flocksim wrote it), so a "
+                "deleted checkpoint cannot be told from none"
+            )
     out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 

@@ -34,14 +34,37 @@ class MovementError(ValueError):
     """A file that is not a movement dataset: one line naming the variable, dimension or attribute."""
 
 
+NETCDF_SIGNATURES = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
+"""How a netCDF file begins: classic, 64-bit offset, 64-bit data (netCDF-3), or HDF5 (netCDF-4)."""
+HDF5_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
+"""Where HDF5 looks for its signature (after a user block of 512 bytes, doubled)."""
+
+
+def has_netcdf_signature(path: Path) -> bool:
+    """Whether the file begins like a netCDF-3 file, or holds the HDF5 signature where HDF5 looks."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HDF5_OFFSETS[-1] + 8)
+    except OSError:
+        return False
+    return head[:4] in NETCDF_SIGNATURES[:3] or any(head[o : o + 8] == NETCDF_SIGNATURES[3] for o in HDF5_OFFSETS)
+
+
 def _open(path: Path):
     import xarray as xr
 
+    if not has_netcdf_signature(path):
+        raise MovementError(
+            f"{path}: not a netCDF file (it begins with neither the netCDF nor the HDF5 signature); allowed: a "
+            "movement dataset saved with to_netcdf"
+        )
     try:
         return xr.open_dataset(path)
-    except Exception as exc:  # xarray and its backends raise many kinds for a file that is not netCDF
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise MovementError(f"{path}: not a netCDF file xarray can open ({first})") from None
+    except Exception:  # xarray and its backends raise many kinds for a file that is not netCDF
+        raise MovementError(
+            f"{path}: a netCDF file that cannot be read (truncated or damaged); allowed: a movement dataset saved "
+            "with to_netcdf"
+        ) from None
 
 
 def _check_numeric(da, name: str, path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from flocksim._extras import require
-from flocksim.io.store import TrajectoryError, TrajectoryStore, _first_line, disk_usage, quiet_zarr
+from flocksim.io.store import TrajectoryError, TrajectoryStore, disk_usage, quiet_zarr
 
 
 def open_run(path: str | Path, **kwargs: Any):
@@ -16,21 +16,27 @@ def open_run(path: str | Path, **kwargs: Any):
     ``agent`` (stable ids) and ``space`` ("x", "y"[, "z"]). Variables: position, velocity,
     alive, kind, recorded extras (turning, spin, predator tracks) and one variable per metric.
     Attributes: the full parameters (``params`` as a dict, ``params_toml`` as text), seed,
-    engine, flocksim version, creation time. ``kwargs`` go to :func:`xarray.open_zarr`
+    engine, flocksim version, creation time. ``kwargs`` go to :func:`xarray.open_dataset`
     (e.g. ``chunks=None`` for plain numpy arrays instead of dask).
 
     It is what ``xarray.open_zarr(path)`` gives, after checking that the store is a flocksim
-    trajectory: a damaged or foreign one raises :class:`TrajectoryError` (one line).
+    trajectory: a damaged or foreign one raises :class:`TrajectoryError` (one line). Arrays are
+    read when used; a chunk found damaged then raises :class:`TrajectoryError` too, naming the
+    array and the steps (:mod:`flocksim.io.lazy`), whichever way it is read.
     """
     require("field", "flocksim.io.open_run")
-    import xarray as xr
+    from flocksim.io.lazy import open_checked
 
-    TrajectoryStore.open(path)
+    store = TrajectoryStore.open(path)
     try:
         with quiet_zarr():
-            return xr.open_zarr(str(path), consolidated=True, **kwargs)
-    except Exception as exc:
-        raise TrajectoryError(f"{path}: xarray cannot open it ({_first_line(exc)})") from None
+            return open_checked(str(path), store, **kwargs)
+    except TrajectoryError:
+        raise
+    except TypeError as exc:  # an argument open_dataset does not take: the caller's mistake, as it is
+        raise TypeError(f"open_run: {exc}") from None
+    except Exception:  # zarr and xarray raise many kinds; the store itself was checked above
+        raise TrajectoryError(f"{path}: damaged store: its arrays cannot be opened as one dataset") from None
 
 
 def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:

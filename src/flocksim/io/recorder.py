@@ -448,13 +448,14 @@ def resume(
     attributes). ``checkpoint_every`` None keeps the store's setting.
 
     Nothing is written before the store is verified: its layout, that every committed chunk
-    exists, the checkpoint's checksum and counts, and every chunk of the frames it keeps (read
-    and checksummed); damage raises :class:`TrajectoryError` (one line naming the array and
-    steps)."""
+    exists, that every checkpoint it records writing is there, the checkpoint's checksum and
+    counts, and every chunk of the frames it keeps (read and checksummed); damage raises
+    :class:`TrajectoryError` (one line naming the array and steps)."""
     from flocksim.config import validate
     from flocksim.simulation import Simulation
 
     reader = TrajectoryStore.open(path)  # checks the layout and that every committed chunk exists
+    reader.check_recorded_checkpoints()  # a deleted checkpoint is damage, not a run to start over
     attrs = reader.attrs
     checkpoint = reader.read_checkpoint() if reader.checkpoints() else None  # checksum and counts verified
     source = checkpoint if checkpoint is not None else attrs

@@ -13,7 +13,9 @@ Conventions (docs/field-data.md):
   the bird is seen in both neighbouring frames, one-sided differences where only one, NaN where none
   (or backward or forward differences on request).
 
-Every output array's size is checked against :data:`MAX_TRACK_VALUES` before it is allocated.
+Every output array's size is checked against :data:`MAX_TRACK_VALUES` before it is allocated, and
+the memory that reading, resampling and analysing it will take (:func:`track_memory`) against what
+the process can still allocate (:func:`flocksim.budgets.check_memory`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flocksim.budgets import BudgetError
+from flocksim import readable
+from flocksim.budgets import BudgetError, check_memory
+from flocksim.metrics.series import frame_memory
 
 MAX_TRACK_VALUES = 1 << 26
 """Most values (frames x birds x coordinates) of one track array (512 MiB of float64)."""
@@ -31,6 +35,10 @@ UNIFORM_RTOL = 1e-3
 """Sample times within this fraction of a frame interval of a uniform grid count as uniform."""
 SNAP = 1e-9
 """A grid time within this fraction of dt of a sample time is that sample."""
+TRACK_BYTES_PER_VALUE = 80
+"""Peak memory per value (frames x birds x coordinates) of reading, resampling and differencing a
+track [bytes]: position and velocity (float64) and the temporaries of interpolation (measured with
+tracemalloc: docs/reliability.md, "Field data")."""
 
 
 @dataclass
@@ -50,14 +58,27 @@ class Samples:
     time_unit: str
 
 
+def track_memory(frames: int, birds: int, dim: int) -> int:
+    """Peak memory of reading and analysing a (frames, birds, dim) track [bytes]: the track's
+    arrays and temporaries, and one frame's analyses (:func:`flocksim.metrics.series.frame_memory`)."""
+    return frames * birds * dim * TRACK_BYTES_PER_VALUE + frame_memory(birds, dim)
+
+
 def check_track_size(frames: int, birds: int, dim: int, what: str) -> None:
-    """BudgetError unless a (frames, birds, dim) track array fits :data:`MAX_TRACK_VALUES`."""
+    """BudgetError unless a (frames, birds, dim) track array fits :data:`MAX_TRACK_VALUES` and its
+    analysis (:func:`track_memory`) fits the memory this process can still allocate."""
     values = frames * birds * dim
+    size = f"{readable.count(frames)} frames x {readable.count(birds)} birds x {dim} coordinates"
     if values > MAX_TRACK_VALUES:
         raise BudgetError(
-            f"{what}: {frames:,} frames x {birds:,} birds x {dim} coordinates = {values:,} values, more than the "
-            f"budget of {MAX_TRACK_VALUES:,} values per array; allowed: a larger --dt or a shorter file"
+            f"{what}: {size} = {readable.count(values)} values, more than the budget of "
+            f"{readable.count(MAX_TRACK_VALUES)} values per array; allowed: a larger --dt or a shorter file"
         )
+    check_memory(
+        track_memory(frames, birds, dim),
+        f"{what}: {size}",
+        "allowed: fewer frames or birds (a larger --dt, a shorter file), or a machine with more memory",
+    )
 
 
 def frame_interval(samples: Samples) -> float:

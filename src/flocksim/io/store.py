@@ -22,7 +22,8 @@ the commit point: a reader (xarray included) that uses the consolidated metadata
 array at the length of the last commit, whatever moment the writer was killed at.
 
 Damage: format 2 writes every chunk (fill values included) with a CRC-32C checksum, and every
-checkpoint with a checksum of its arrays and counts (see :mod:`flocksim.io.verify`). Opening a
+checkpoint with a checksum of its arrays and counts (see :mod:`flocksim.io.verify`); the root
+attribute ``checkpoints_kept`` records which checkpoints the store keeps, so a deleted one is found. Opening a
 store checks that every chunk the committed arrays need exists; reading checks that what it
 reads decodes; reading a checkpoint checks its checksum and that its frame count agrees with
 the ``step`` array. Damage raises :class:`TrajectoryError`: one line naming the array and the
@@ -51,6 +52,10 @@ FORMAT_VERSION = 2
 CORE_FRAME_VARIABLES = ("position", "velocity", "alive")
 COORDINATES = ("time", "step", "agent", "space")
 CHECKPOINT_GROUP = "checkpoints"
+CHECKPOINT_RECORD = "checkpoints_kept"
+"""Root attribute: the checkpoints the store keeps, as written ([{"name", "steps"}], oldest first).
+:meth:`TrajectoryStore.verify` finds a recorded checkpoint that is gone; stores written before
+flocksim recorded it cannot tell a deleted checkpoint from none."""
 CHUNK_BYTES = 4 * 2**20  # aim for about 4 MiB per chunk of position
 MAX_CHUNK_FRAMES = 256
 
@@ -131,6 +136,22 @@ def _first_line(exc: BaseException) -> str:
 
 
 NOT_OURS = "allowed: a trajectory store written by `flocksim run --out` or flocksim.io.Recorder"
+
+
+def _why_unreadable(root: Path) -> str:
+    """Why a store's root ``zarr.json`` cannot be opened, in words (no library's message)."""
+    try:
+        meta = json.loads(root.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return "damaged or foreign store (its zarr.json is not readable JSON)"
+    if not isinstance(meta, dict) or meta.get("zarr_format") != 3 or meta.get("node_type") != "group":
+        return "not a Zarr v3 group (a foreign store, or its zarr.json is damaged)"
+    attrs = meta.get("attributes") if isinstance(meta.get("attributes"), dict) else {}
+    if attrs.get("flocksim_format") != FORMAT:
+        return "not a flocksim trajectory (a Zarr store without flocksim's attributes)"
+    return "damaged store: its zarr.json does not list the store's arrays as flocksim writes them"
+
+
 OLDER = (
     "it was written by an older flocksim (trajectory format 1), which left out chunks holding only fill values, "
     "so a missing chunk cannot be told from an empty one"
@@ -173,7 +194,12 @@ class TrajectoryStore:
             raise TrajectoryError(f"{path}: already exists; allowed: a new path (or --resume to continue a run)")
         if not path.parent.is_dir():
             raise TrajectoryError(f"{path}: directory {path.parent} does not exist")
-        root_attrs = {"flocksim_format": FORMAT, "flocksim_format_version": FORMAT_VERSION, **attrs}
+        root_attrs = {
+            "flocksim_format": FORMAT,
+            "flocksim_format_version": FORMAT_VERSION,
+            **attrs,
+            CHECKPOINT_RECORD: [],
+        }
         with quiet_zarr():
             group = zarr.open_group(str(path), mode="w-", zarr_format=3, attributes=root_attrs)
             store = cls(path, group, writable=True)
@@ -223,8 +249,8 @@ class TrajectoryStore:
         try:
             with quiet_zarr():
                 group = zarr.open_group(str(path), mode="r", use_consolidated=True)
-        except Exception as exc:  # zarr raises many kinds for a damaged store
-            raise TrajectoryError(f"{path}: damaged or foreign store ({_first_line(exc)}); {NOT_OURS}") from None
+        except Exception:  # zarr raises many kinds for a damaged store
+            raise TrajectoryError(f"{path}: {_why_unreadable(path / 'zarr.json')}; {NOT_OURS}") from None
         attrs = dict(group.attrs)
         if attrs.get("flocksim_format") != FORMAT:
             raise TrajectoryError(f"{path}: not a flocksim trajectory (attribute flocksim_format missing); {NOT_OURS}")
@@ -472,7 +498,20 @@ class TrajectoryStore:
         self.commit()
 
     def set_attrs(self, **attrs: Any) -> None:
-        self.group.attrs.update(attrs)
+        """Change root attributes and commit. The root ``zarr.json`` is replaced whole, keeping the
+        consolidated metadata of the last commit, so that a crash between the two writes leaves a
+        store every reader opens (zarr's own attribute update would drop that metadata until the
+        commit)."""
+        import zarr
+
+        root = self.path / "zarr.json"
+        meta = json.loads(root.read_text(encoding="utf-8"))
+        meta.setdefault("attributes", {}).update(attrs)
+        partial = root.with_name("zarr.json.partial")
+        partial.write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        os.replace(partial, root)
+        with quiet_zarr(), writing_every_chunk():
+            self.group = zarr.open_group(str(self.path), mode="r+", use_consolidated=False)
         self.commit()
 
     def commit(self) -> None:
@@ -551,6 +590,9 @@ class TrajectoryStore:
         steps = int(checkpoint["steps"])
         name = f"step_{steps:012d}"
         tree_text = json.dumps(tree)
+        recorded = self.recorded_checkpoints()
+        if recorded is not None and any(c["name"] == name for c in recorded):  # rewritten: unrecorded while it is
+            self._record_checkpoints([c for c in recorded if c["name"] != name])
         shutil.rmtree(self.path / CHECKPOINT_GROUP / name, ignore_errors=True)
         with quiet_zarr():
             group = self.group[CHECKPOINT_GROUP].create_group(name)
@@ -577,9 +619,39 @@ class TrajectoryStore:
                     "complete": True,
                 }
             )
-        self.commit()
+        recorded = [c for c in self.recorded_checkpoints() or [] if c["name"] != name]
+        self._record_checkpoints([*recorded, {"name": name, "steps": steps}])  # commits
         self.prune_checkpoints(keep)
         return name
+
+    def recorded_checkpoints(self) -> list[dict[str, Any]] | None:
+        """The checkpoints the store records keeping ({"name", "steps"}, oldest first); None for a
+        store that does not record them (written by an older flocksim)."""
+        record = self.group.attrs.get(CHECKPOINT_RECORD)
+        if record is None:
+            return None
+        ok = isinstance(record, list) and all(
+            isinstance(c, dict) and isinstance(c.get("name"), str) and isinstance(c.get("steps"), int) for c in record
+        )
+        if not ok:
+            raise self.damaged(f"attribute {CHECKPOINT_RECORD} is not a list of checkpoint names and steps")
+        return [{"name": c["name"], "steps": c["steps"]} for c in record]
+
+    def _record_checkpoints(self, record: list[dict[str, Any]]) -> None:
+        self.set_attrs(**{CHECKPOINT_RECORD: sorted(record, key=lambda c: c["steps"])})
+
+    def check_recorded_checkpoints(self) -> None:
+        """Raise :class:`TrajectoryError` naming the first recorded checkpoint that is not complete
+        on disk (its folder deleted, or its attributes gone)."""
+        present = {c["name"] for c in self.checkpoints()}
+        missing = [c for c in self.recorded_checkpoints() or [] if c["name"] not in present]
+        if missing:
+            gone = missing[0]
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise self.damaged(
+                f"checkpoint {gone['name']} (step {gone['steps']}){more} is missing: the store recorded writing it, "
+                f"and its folder {CHECKPOINT_GROUP}/{gone['name']}/ is gone or incomplete"
+            )
 
     def prune_checkpoints(self, keep: int) -> None:
         """Remove all but the ``keep`` newest committed checkpoints, and any incomplete one."""
@@ -589,6 +661,9 @@ class TrajectoryStore:
         stale = [p for p in folder.iterdir() if p.is_dir() and p.name not in keep_names]
         if not stale:
             return
+        recorded = self.recorded_checkpoints()
+        if recorded is not None:  # recorded as dropped before it goes: a crash never leaves a false "missing"
+            self._record_checkpoints([c for c in recorded if c["name"] in keep_names])
         for sub in stale:
             shutil.rmtree(sub, ignore_errors=True)
         self.commit()
@@ -699,9 +774,10 @@ class TrajectoryStore:
 
     def verify(self) -> dict[str, int]:
         """Check everything (``flocksim info --check``): every chunk of every array exists and
-        decodes with its checksum, the steps increase, time = step x dt, and every complete
-        checkpoint passes :meth:`verify_checkpoint`. Returns counts of what was checked;
-        raises :class:`TrajectoryError` (one line) at the first damage."""
+        decodes with its checksum, the steps increase, time = step x dt, every checkpoint the store
+        records is there, and every complete checkpoint passes :meth:`verify_checkpoint`. Returns
+        counts of what was checked (``recorded``: 1 when the store records its checkpoints, 0 for
+        an older store that does not); raises :class:`TrajectoryError` (one line) at the first damage."""
         chunks = self.check_chunks()
         frames = self.n_frames
         self.read_all(frames)
@@ -716,8 +792,15 @@ class TrajectoryStore:
             if off.any():
                 bad = int(np.argmax(off))
                 raise self.damaged(f"time, {self.span(bad, bad + 1)}: time is not step x dt ({dt:g} s)")
+        self.check_recorded_checkpoints()
         checkpoints = self.checkpoints()
         for info in checkpoints:
             _tree, arrays = self.verify_checkpoint(info)
             chunks += len(arrays)
-        return {"arrays": len(self.array_names()), "chunks": chunks, "frames": frames, "checkpoints": len(checkpoints)}
+        return {
+            "arrays": len(self.array_names()),
+            "chunks": chunks,
+            "frames": frames,
+            "checkpoints": len(checkpoints),
+            "recorded": int(self.recorded_checkpoints() is not None),
+        }

@@ -10,20 +10,34 @@
   counted in frames when no ``fps`` is given).
 - Frames missing from the file are frames where no bird was seen (the grid runs from the first
   frame to the last).
+- Before it is parsed, the file is scanned in blocks: a NUL byte (binary data), bytes that are
+  not UTF-8 or a line longer than :data:`MAX_LINE_BYTES` are refused (naming the line), and its rows are counted against
+  :data:`~flocksim.io.resample.MAX_TRACK_VALUES` and the memory the parser will need
+  (:data:`CSV_BYTES_PER_ROW` per row).
 """
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import numpy as np
 
+from flocksim import readable
 from flocksim._extras import require
-from flocksim.io.resample import UNIFORM_RTOL, Samples, check_track_size
+from flocksim.budgets import BudgetError, check_memory
+from flocksim.io.resample import MAX_TRACK_VALUES, UNIFORM_RTOL, Samples, check_track_size
 
 REQUIRED = ("frame", "id", "x", "y")
 OPTIONAL = ("z", "time")
 ALLOWED = REQUIRED + OPTIONAL
+MAX_LINE_BYTES = 4096
+"""Longest line of a track CSV [bytes]; a row of six numbers takes well under 200."""
+CSV_BYTES_PER_ROW = 600
+"""Peak memory of parsing one row into text cells and numbers [bytes] (measured with tracemalloc:
+docs/reliability.md, "Field data")."""
+SCAN_BLOCK = 1 << 20
+"""Bytes read at a time by :func:`scan_lines`."""
 
 
 class CsvTracksError(ValueError):
@@ -59,6 +73,66 @@ def _bird_names(ids) -> tuple[np.ndarray, np.ndarray]:
     return names, bird
 
 
+def scan_lines(path: Path) -> int:
+    """Rows after the header line, counted block by block without holding more than a block;
+    refuses a NUL byte or a line longer than :data:`MAX_LINE_BYTES` (naming the line)."""
+    lines = 0  # newlines before the current block
+    length = 0  # bytes of the current line so far
+    decoder = codecs.getincrementaldecoder("utf-8")()  # a BOM is UTF-8 too
+    try:
+        with path.open("rb") as handle:
+            while block := handle.read(SCAN_BLOCK):
+                nul = block.find(b"\0")
+                if nul >= 0:
+                    line = lines + block.count(b"\n", 0, nul) + 1
+                    raise CsvTracksError(f"{path}: line {line}: a NUL byte (binary data); allowed: CSV text")
+                held = len(decoder.getstate()[0])  # bytes of a character cut by the previous block
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as exc:  # exc.start counts from the bytes held back
+                    line = lines + block.count(b"\n", 0, max(exc.start - held, 0)) + 1
+                    raise CsvTracksError(f"{path}: line {line}: not UTF-8 text; allowed: CSV text in UTF-8") from None
+                ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+                starts = np.concatenate(([-1 - length], ends[:-1]))
+                long = np.flatnonzero(ends - starts - 1 > MAX_LINE_BYTES)
+                if len(long):
+                    _too_long(path, lines + int(long[0]) + 1)
+                length = length + len(block) if len(ends) == 0 else len(block) - int(ends[-1]) - 1
+                if length > MAX_LINE_BYTES:
+                    _too_long(path, lines + len(ends) + 1)
+                lines += len(ends)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise CsvTracksError(f"{path}: line {lines + 1}: not UTF-8 text (it ends inside a character)") from None
+    except OSError as exc:
+        raise CsvTracksError(f"{path}: cannot be read ({exc.strerror})") from None
+    rows = max(lines + (length > 0) - 1, 0)
+    if rows > MAX_TRACK_VALUES:
+        raise BudgetError(
+            f"{path}: {readable.count(rows)} rows, more than the budget of {readable.count(MAX_TRACK_VALUES)} rows; "
+            "allowed: a shorter file"
+        )
+    check_memory(rows * CSV_BYTES_PER_ROW, f"{path}: {readable.count(rows)} rows", "allowed: a shorter file")
+    return rows
+
+
+def _table_problem(text: str, columns: int) -> str:
+    """The parser's complaint about a table, in words (a row with extra fields is the usual one)."""
+    import re
+
+    extra = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+    if extra:
+        return f"line {extra.group(2)}: {extra.group(3)} fields; allowed: {columns}, one per header column"
+    return "not a CSV table; allowed: rows of comma-separated fields, one per header column"
+
+
+def _too_long(path: Path, line: int) -> None:
+    raise CsvTracksError(
+        f"{path}: line {line}: longer than {readable.count(MAX_LINE_BYTES)} bytes; allowed: rows of "
+        "frame,id,x,y[,z][,time] (CSV text)"
+    )
+
+
 def _header(path: Path) -> list[str]:
     """The column names of the first line (stripped)."""
     import csv
@@ -66,8 +140,12 @@ def _header(path: Path) -> list[str]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             first = next(csv.reader(handle), None)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise CsvTracksError(f"{path}: cannot read it as CSV text ({type(exc).__name__}: {exc})") from None
+    except UnicodeDecodeError:
+        raise CsvTracksError(f"{path}: line 1: not UTF-8 text; allowed: CSV text in UTF-8") from None
+    except OSError as exc:
+        raise CsvTracksError(f"{path}: cannot be read ({exc.strerror})") from None
+    except csv.Error:
+        raise CsvTracksError(f"{path}: line 1: not a CSV header line; allowed: frame,id,x,y[,z][,time]") from None
     if not first:
         raise CsvTracksError(f"{path}: empty; allowed: a header line frame,id,x,y[,z][,time] and rows")
     return [c.strip() for c in first]
@@ -79,6 +157,7 @@ def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
     import pandas as pd
 
     path = Path(path)
+    scan_lines(path)
     columns = _header(path)
     unknown = [c for c in columns if c not in ALLOWED]
     if unknown:
@@ -100,8 +179,10 @@ def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
             names=columns,
             encoding="utf-8-sig",
         )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-        raise CsvTracksError(f"{path}: not a CSV table ({str(exc).splitlines()[0]})") from None
+    except UnicodeDecodeError:  # found by scan_lines first, naming its line
+        raise CsvTracksError(f"{path}: not UTF-8 text; allowed: CSV text in UTF-8") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise CsvTracksError(f"{path}: {_table_problem(str(exc), len(columns))}") from None
     missing = [c for c in REQUIRED if c not in columns]
     if missing:
         raise CsvTracksError(f"{path}: header: missing column {missing[0]!r}; required: {', '.join(REQUIRED)}")

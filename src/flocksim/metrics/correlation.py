@@ -27,7 +27,21 @@ from flocksim.space import Space, displacement_array
 
 Kind = Literal["orientation", "speed"]
 CHUNK = 512
-"""Rows of the pair computation done at once (memory: CHUNK x N distances)."""
+"""Most rows of the pair computation done at once."""
+CHUNK_BYTES = 32 * 2**20
+"""Memory the rows done at once may take [bytes] (at least one row: N x :func:`pair_bytes`)."""
+
+
+def pair_bytes(dim: int) -> int:
+    """Memory one pair of the computation takes while its chunk is worked on [bytes]: offsets and
+    their squares (dim float64 each), distance, dot product, bin index, masks."""
+    return 16 * dim + 40
+
+
+def chunk_rows(n: int, dim: int) -> int:
+    """Rows done at once for ``n`` agents in ``dim`` dimensions: as many as fit :data:`CHUNK_BYTES`,
+    at least 1 and at most :data:`CHUNK`."""
+    return max(1, min(CHUNK, CHUNK_BYTES // max(n * pair_bytes(dim), 1)))
 
 
 def fluctuations(velocity: np.ndarray, kind: Kind = "orientation") -> np.ndarray:
@@ -68,7 +82,7 @@ def correlation_function(
 
     ``bins``: bin edges [units], or a number of equal bins from 0 to the largest pair
     distance (which then holds every pair). Pairs beyond the last edge are left out.
-    O(N^2) in chunks of rows.
+    O(N^2) in chunks of rows (:func:`chunk_rows`: about :data:`CHUNK_BYTES` at a time).
     """
     p = np.asarray(position, dtype=np.float64)
     u = fluctuations(velocity, kind)
@@ -84,8 +98,9 @@ def correlation_function(
     nb = len(edges) - 1
     pairs = np.zeros(nb, dtype=np.int64)
     sums = np.zeros(nb)
-    for lo in range(0, n, CHUNK):
-        hi = min(n, lo + CHUNK)
+    rows = chunk_rows(n, p.shape[1])
+    for lo in range(0, n, rows):
+        hi = min(n, lo + rows)
         d = np.linalg.norm(_offsets(p[lo:hi], p, space), axis=-1)
         dot = u[lo:hi] @ u.T
         keep = np.ones(d.shape, dtype=bool)
@@ -131,7 +146,8 @@ def _offsets(a: np.ndarray, b: np.ndarray, space: Space | None) -> np.ndarray:
 
 def _largest_distance(p: np.ndarray, space: Space | None) -> float:
     largest = 0.0
-    for lo in range(0, len(p), CHUNK):
-        d = np.linalg.norm(_offsets(p[lo : lo + CHUNK], p, space), axis=-1)
+    rows = chunk_rows(len(p), p.shape[1])
+    for lo in range(0, len(p), rows):
+        d = np.linalg.norm(_offsets(p[lo : lo + rows], p, space), axis=-1)
         largest = max(largest, float(d.max()))
     return largest if largest > 0 else 1.0

@@ -28,7 +28,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from flocksim.metrics.correlation import Correlation, correlation_function, correlation_length
+from flocksim import readable
+from flocksim.budgets import check_memory
+from flocksim.metrics.correlation import (
+    CHUNK_BYTES,
+    Correlation,
+    correlation_function,
+    correlation_length,
+    pair_bytes,
+)
 from flocksim.metrics.groupstate import STATES, classify
 from flocksim.metrics.neighbors import nearest_neighbor_stats
 from flocksim.metrics.order import milling, polarization, speed_stats
@@ -60,6 +68,16 @@ EDGE_MIN_POLARIZATION = 0.85
 SHAPE_MIN_POLARIZATION = 0.8
 CORRELATION_BINS = 30
 DEFAULT_CORRELATION_FRAMES = 10
+FRAME_BYTES_PER_BIRD = 400
+"""Peak memory per bird of one frame's analyses [bytes], the correlations' pair rows apart: the
+frame's copies, the k-nearest grid and lists, distances to the centroid (measured with tracemalloc:
+docs/reliability.md, "Field data")."""
+
+
+def frame_memory(birds: int, dim: int) -> int:
+    """Peak memory of one frame's analyses of ``birds`` birds [bytes], the chunk of the correlations'
+    pair rows included (at least one row: :func:`flocksim.metrics.correlation.chunk_rows`)."""
+    return birds * FRAME_BYTES_PER_BIRD + max(CHUNK_BYTES, birds * pair_bytes(dim))
 
 
 @dataclass
@@ -142,8 +160,15 @@ def analyze(
     box: np.ndarray | None = None,
 ) -> TrackAnalysis:
     """Every analysis of the module docstring over a recording; ``box``: sides [units] of the
-    periodic box the birds live in (None: open space)."""
+    periodic box the birds live in (None: open space). BudgetError when one frame's analyses
+    (:func:`frame_memory`) would not fit the memory left (checked before any is done)."""
     frames = len(time)
+    birds, dim = position.shape[1], position.shape[2]
+    check_memory(
+        frame_memory(birds, dim),
+        f"analyze: frames of {readable.count(birds)} birds",
+        "allowed: fewer birds, or a machine with more memory",
+    )
     series = {name: np.full(frames, np.nan) for name in SERIES}
     centroid = np.full((frames, position.shape[2]), np.nan)
     box = None if box is None or len(box) == 0 else np.asarray(box, dtype=np.float64)

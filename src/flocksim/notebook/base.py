@@ -81,9 +81,19 @@ class FlockWidget(anywidget.AnyWidget):
             elif kind == "set":
                 self.on_set(content.get("changes"))
         except Exception as exc:  # e.g. a step over the neighbour budget: shown, playing stops
-            with self.hold_sync():
-                self.playing = False
-                self.error = f"{kind}: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            self.fail(str(kind), exc)
+
+    def fail(self, what: str, exc: BaseException) -> None:
+        """Stop playing and show ``exc`` in one line: flocksim's own errors (a ValueError naming
+        the field, a damaged store naming the array and steps) as they are, others with their type."""
+        from flocksim.io import TrajectoryError
+
+        text = " ".join(str(exc).split())
+        if not isinstance(exc, TrajectoryError):
+            text = f"{type(exc).__name__}: {text}"
+        with self.hold_sync():
+            self.playing = False
+            self.error = f"{what}: {text}"
 
     def on_next(self) -> None:
         """Playing: show the next frame."""

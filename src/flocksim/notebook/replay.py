@@ -158,7 +158,10 @@ class ReplayWidget(FlockWidget):
         if i != change["new"]:
             self.index = i  # observed again with the clamped value
             return
-        self._show(i)
+        try:
+            self._show(i)
+        except Exception as exc:  # the scrubber's change arrives here, outside _on_message: shown, not lost
+            self.fail(f"frame {i}", exc)
 
     def _on_playing(self, change: dict[str, Any]) -> None:
         if change["new"] and self.index >= self.n_frames - 1:

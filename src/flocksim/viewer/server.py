@@ -45,6 +45,7 @@ from flocksim.scenarios import load_preset, preset_names
 from flocksim.viewer.compiling import report_compiling
 from flocksim.viewer.controls import MAX_CONTROL_BYTES, ControlError, error_reply
 from flocksim.viewer.images import ImageLibrary
+from flocksim.viewer.memory import release_free_memory
 from flocksim.viewer.protocol import VERSION
 from flocksim.viewer.session import (
     DEFAULT_MAX_AGENTS,
@@ -303,6 +304,7 @@ class ViewerServer:
             self.sessions.discard(session)
             self.connections -= 1
             await session.close()
+            await asyncio.get_running_loop().run_in_executor(None, release_free_memory)  # its pages back
 
     async def _start(
         self, session: ViewerSession, link: _Link, params: AnyParams, preset: str | None, problem: str | None
