@@ -8,6 +8,7 @@ if it were not installed), so nothing imported earlier by the test process hides
 from __future__ import annotations
 
 import ast
+import math
 import re
 import subprocess
 import sys
@@ -195,16 +196,29 @@ def _top_level_imports(tree: ast.Module) -> list[tuple[int, str]]:
     return found
 
 
+def _first_require_line(tree: ast.Module) -> float:
+    """The line of the module's first top-level ``require(...)`` call (inf: none)."""
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if isinstance(func, ast.Name) and func.id == "require":
+                return node.lineno
+    return math.inf
+
+
 def test_optional_packages_are_imported_only_where_needed():
-    """An optional package is imported inside the function that needs it, or at the top of a module of
-    flocksim.sweep or flocksim.notebook, packages whose __init__ checks their extra first."""
+    """An optional package is imported inside the function that needs it, after the module's own
+    top-level ``require`` of its extra, or at the top of a module of flocksim.sweep or
+    flocksim.notebook, packages whose __init__ checks their extra first."""
     guarded = (PACKAGE / "sweep", PACKAGE / "notebook")
     eager = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.parent in guarded:
             continue
-        for line, module in _top_level_imports(ast.parse(path.read_text(), str(path))):
-            if module.partition(".")[0] in EVERY_OPTIONAL:
+        tree = ast.parse(path.read_text(), str(path))
+        required_at = _first_require_line(tree)
+        for line, module in _top_level_imports(tree):
+            if module.partition(".")[0] in EVERY_OPTIONAL and line < required_at:
                 eager.append(f"{path.relative_to(ROOT)}:{line}: import {module}")
     assert not eager, eager
     for folder in guarded:

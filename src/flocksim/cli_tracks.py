@@ -33,7 +33,7 @@ def analyze(
     box: Annotated[
         str | None,
         typer.Option(
-            help="Side of the periodic box the tracks wrap in [units]: L, or Lx,Ly[,Lz]; unwraps them and measures "
+            help="Side of the periodic box the tracks wrap in \\[units]: L, or Lx,Ly[,Lz]; unwraps them and measures "
             "distances by the minimum image (a run in periodic bounds brings its own)."
         ),
     ] = None,

@@ -13,10 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xarray.backends import BackendArray, ZarrStore
-from xarray.core import indexing
 
+from flocksim._extras import require
 from flocksim.io.store import TrajectoryError, TrajectoryStore, _decode_problem
+
+require("field", "flocksim.io.open_run")  # before xarray: a missing extra is one line, as everywhere
+
+from xarray.backends import BackendArray, ZarrStore  # noqa: E402
+from xarray.core import indexing  # noqa: E402
 
 
 def _span(item: Any, size: int) -> tuple[int, int]:
