@@ -101,11 +101,14 @@ HEAVY_FILES = (
     "test_flappy_browser.py",
     "test_notebook_browser.py",
     "test_notebook.py",
+    "test_notebook_kernel.py",
+    "test_cuda_ptx.py",
     "test_wheel.py",
     "test_docs_site.py",
 )
-"""Test files that drive a browser, a Jupyter kernel, a wheel build in a fresh venv or the
-documentation site's build: the ``heavy`` tests, with those marked ``slow``."""
+"""Test files that drive a browser, a Jupyter kernel, a wheel build in a fresh venv, the
+documentation site's build or a PTX compile of every kernel: the ``heavy`` tests, with those
+marked ``slow``."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

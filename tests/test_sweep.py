@@ -451,6 +451,7 @@ def test_resume_after_interrupt_does_not_redo_rows(client, tmp_path):
     assert (third.resumed, third.ran, third.total) == (12, 6, 18)
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_of_the_sweep_process(client, tmp_path):
     sweep_file = slow_sweep(16, tmp_path)
     out = tmp_path / "k.parquet"
@@ -483,6 +484,7 @@ def test_resume_after_sigkill_of_the_sweep_process(client, tmp_path):
             assert r == kept[r["task_id"]]
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_sweep_every_row_once(client, tmp_path):
     sweep = load_sweep(slow_sweep(12, tmp_path))
     killed = []

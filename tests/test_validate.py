@@ -24,6 +24,7 @@ from flocksim.validate.vicsek import _crossing
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_quick_validation_passes_and_writes_the_report(tmp_path):
     out = tmp_path / "report"
     result = runner.invoke(app, ["validate", "--quick", "-o", str(out)])
@@ -60,6 +61,7 @@ def test_bad_options_exit_2(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 def test_the_forward_update_fails_against_the_papers_curve(tmp_path):
     """The Vicsek check is able to fail: the forward update (move along the new heading) is held to the
     reference curve of the paper's update, and fails, with the CLI's exit status 1."""
