@@ -87,13 +87,13 @@ def make_reference(
             rows = [
                 _vicsek_row(p, eta, seed, v_a[(p.n, eta, seed, p.relax, p.measure, p.every)]) for p, eta, seed in cases
             ]
-            written.append(_write(folder / VICSEK_FILE, VICSEK_COLUMNS, rows))
+            written.append(write_csv(folder / VICSEK_FILE, VICSEK_COLUMNS, rows))
             if on_done:
                 on_done(f"vicsek: {len(runs)} runs")
         if "couzin" in models:
             tasks = [(p.name, seed) for p in COUZIN.values() for seed in range(p.reference_seeds)]
             rows = [row for ramp in pool.map(_couzin_task, tasks) for row in ramp]
-            written.append(_write(folder / COUZIN_FILE, COUZIN_COLUMNS, rows))
+            written.append(write_csv(folder / COUZIN_FILE, COUZIN_COLUMNS, rows))
             if on_done:
                 on_done(f"couzin: {len(tasks)} ramps")
     return written
@@ -111,7 +111,8 @@ class _InProcess:
         return None
 
 
-def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, object]]) -> Path:
+def write_csv(path: Path, columns: tuple[str, ...], rows: list[dict[str, object]]) -> Path:
+    """A CSV of ``rows``, every float with all its digits (repr), written whole or not at all."""
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

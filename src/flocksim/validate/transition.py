@@ -17,8 +17,6 @@ Welch's z, over all windows and over the first and second half of them.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flocksim.atomic import atomic_path
+from flocksim.validate.curves import write_csv
 
 COLUMNS = ("side", "n", "eta", "relax", "window", "every", "seed", "index", "v_a")
 MAX_SEEDS = 1000
@@ -94,13 +92,7 @@ def run_rows(p: TransitionProtocol, side: str, seed: int) -> list[dict[str, obje
 
 def write_rows(path: Path, rows: list[dict[str, object]]) -> None:
     """The CSV, every float with all its digits, written whole or not at all."""
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
-    with atomic_path(path) as tmp:
-        tmp.write_text(text.getvalue(), encoding="utf-8")
+    write_csv(path, COLUMNS, rows)
 
 
 def seed_means(rows: list[dict[str, object]], side: str, windows: range | None = None) -> np.ndarray:
