@@ -1,11 +1,12 @@
 """The viewer's scenes: the coral reef keeps its fish out of the coral, and the large
-murmuration is starlings-3d at the same density."""
+murmurations are starlings-3d and starlings-3d-reference at the same density."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pytest
 
 from flocksim import Simulation, load_preset
 
@@ -33,13 +34,26 @@ def test_reef_coral_heads_do_not_touch():
             assert gap > 0
 
 
-def test_large_murmuration_keeps_the_density_of_starlings_3d():
-    small, large = load_preset("starlings-3d"), load_preset("starlings-3d-large")
+@pytest.mark.parametrize(
+    ("small_name", "differ"),
+    [
+        ("starlings-3d", ("agents", "world", "description", "rules")),
+        ("starlings-3d-reference", ("agents", "world", "description")),
+    ],
+)
+def test_large_murmuration_keeps_the_density_of_starlings_3d(small_name, differ):
+    """Each large murmuration is its small one with more birds in a larger region at the same
+    density (the roost of the field-unit flock is wider for the wider flock, nothing else)."""
+    small, large = load_preset(small_name), load_preset(small_name.replace("3d", "3d-large"))
     volume_small = math.prod(small.world.bounds.size)
     volume_large = math.prod(large.world.bounds.size)
     density_ratio = (large.agents.n / volume_large) / (small.agents.n / volume_small)
     assert abs(density_ratio - 1) < 0.01
     a, b = small.model_dump(), large.model_dump()
-    for key in ("agents", "world", "description"):
+    if "rules" in differ:
+        assert large.rules.roost.radius > small.rules.roost.radius
+        a["rules"].pop("roost"), b["rules"].pop("roost")
+        assert a["rules"] == b["rules"]
+    for key in differ:
         a.pop(key), b.pop(key)
     assert a == b

@@ -134,7 +134,7 @@ def chased(name: str, seed: int):
     return np.array(counters), worst, params
 
 
-@pytest.mark.parametrize("name", ["starlings-2d", "starlings-3d"])
+@pytest.mark.parametrize("name", ["starlings-2d-reference", "starlings-3d-reference"])
 def test_predator_counters_move_consistently(name):
     for seed in SEEDS:
         counters, _, params = chased(name, seed)
@@ -147,7 +147,7 @@ def test_predator_counters_move_consistently(name):
         assert caught[-1] >= 1, info  # it does catch birds in 40 s
 
 
-@pytest.mark.parametrize("name", ["starlings-2d", "starlings-3d"])
+@pytest.mark.parametrize("name", ["starlings-2d-reference", "starlings-3d-reference"])
 def test_birds_never_leave_the_region_by_more_than_the_margin(name):
     for seed in SEEDS:
         _, worst, params = chased(name, seed)
@@ -171,7 +171,7 @@ def speeds_after_20s(name: str, overrides: tuple[str, ...]) -> tuple[float, floa
 BEFORE_THE_SPEED_FIX = ("rules.response_time=1.0", "rules.cruise.restore=0.0")
 
 
-@pytest.mark.parametrize("name", ["starlings-2d", "starlings-3d"])
+@pytest.mark.parametrize("name", ["starlings-2d-reference", "starlings-3d-reference"])
 @pytest.mark.parametrize("mode", ["inertial-spin", "basic"])
 def test_starlings_fly_near_cruise_speed(name, mode):
     """The preset flocks fly near their cruise speed, not at min_speed; the model before the fix

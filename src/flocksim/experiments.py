@@ -18,6 +18,7 @@ are on) are in each experiment's ``about`` text and in docs/starlings.md.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -27,6 +28,10 @@ import numpy as np
 
 from flocksim.config import apply_overrides
 from flocksim.metrics import polarization
+from flocksim.metrics.correlation import correlation_function, correlation_length
+from flocksim.metrics.hallmarks import border_birds, border_interior_nnd, flock_count, flock_proportions, linear_size
+from flocksim.metrics.neighbors import nearest_neighbor_distances
+from flocksim.metrics.shape import anisotropy_gamma
 from flocksim.metrics.starlings import (
     catch_rate,
     edge_interior_deviation,
@@ -41,7 +46,8 @@ from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
 from flocksim.space import displacement_array
 
-PRESETS = {2: "starlings-2d", 3: "starlings-3d"}
+PRESETS = {2: "starlings-2d-reference", 3: "starlings-3d-reference"}
+"""The reference simulator's scenes: the experiments that repeat its measurements use them."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,9 @@ class Experiment:
     measure: Callable[[RunSpec], dict[str, float]]
     reported: dict[tuple[int, str], str] = field(default_factory=dict)
     """What the reference simulator reports for a (dim, condition), as text for the table."""
+    field_values: dict[str, str] = field(default_factory=dict)
+    """What the field studies measured, per metric (an experiment with these prints one row per
+    metric and one column per condition)."""
 
 
 # ------------------------------------------------------------------ helpers
@@ -191,6 +200,104 @@ def measure_speed(spec: RunSpec) -> dict[str, float]:
         mean.append(float(speed.mean()) / agents.max_speed)
         at_min.append(float(np.mean(speed < 1.01 * agents.min_speed)))
     return {"speed_var_rel": nanmean(fluctuation), "mean_speed_rel": nanmean(mean), "at_min_speed": nanmean(at_min)}
+
+
+HALLMARK_EVERY = 0.5
+"""Seconds between the hallmarks' samples (after a 10 s warm-up, 20 s of samples)."""
+TURNING_DEG_PER_S = 10.0
+"""A sample is in a turn when the flock's mean heading turns faster than this since the last one."""
+FLOCK_LINK_NND = 4.0
+"""Birds closer than this many median nearest-neighbour distances belong to the same flock
+(single linkage, chained): a split is a gap of several spacings, in any unit."""
+CORRELATION_MAX_BIRDS = 4000
+"""Larger flocks get no correlation length (an O(N^2) pair sum per sample)."""
+
+
+def _cos_angle(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.clip(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-300), -1.0, 1.0))
+
+
+def measure_hallmarks(spec: RunSpec, n: int) -> dict[str, float]:
+    """The murmuration hallmarks of docs/starlings.md for one run of ``n`` birds: samples every
+    0.5 s from 10 s to 30 s; a sample is in a turn when the mean heading turned faster than
+    :data:`TURNING_DEG_PER_S` since the previous one, in cruise otherwise."""
+    sim = make_sim(spec, n)
+    params = sim.params
+    dim = params.world.dim
+    sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
+    total = seconds(spec, 20.0, 3.0)
+    horizontal = [0, 2] if dim == 3 else [0, 1]
+    roost = params.rules.roost
+    centre = np.array(([*list(roost.center), 0.0])[:dim])
+    series: dict[str, list[float]] = {}
+    previous = None
+    for k, _ in enumerate(sample(sim, total, HALLMARK_EVERY)):
+        p, v = alive_pv(sim)
+        heading = mean_heading(v)
+        rate = math.nan if previous is None else math.degrees(math.acos(_cos_angle(previous, heading))) / HALLMARK_EVERY
+        previous = heading
+        row = {"polarization": polarization(v), "turn_rate": rate, "late": float(k * HALLMARK_EVERY >= total - 10.0)}
+        speed = np.sqrt(np.sum(v * v, axis=1))
+        row["speed_fluctuation"] = speed_fluctuation(v)
+        row["speed_mean"] = float(speed.mean())
+        border = border_birds(p)
+        row["border_nnd_ratio"] = border_interior_nnd(p, border)
+        nnd = nearest_neighbor_distances(p)
+        row["nnd_body_lengths"] = float(nnd.mean()) / (2.0 * params.agents.radius)
+        row["flocks"] = float(flock_count(p, FLOCK_LINK_NND * float(np.median(nnd))))
+        row["roost_distance"] = (
+            float(np.linalg.norm((p - centre)[:, horizontal], axis=1).max()) / roost.radius
+            if roost.weight > 0
+            else math.nan
+        )
+        if dim == 3:
+            row.update(flock_proportions(p, v))
+            interior = ~border
+            row["gamma1"] = anisotropy_gamma(p, v, n_max=1, centres=interior if interior.sum() > 1 else None)[0]
+        if k % 4 == 0 and len(p) <= CORRELATION_MAX_BIRDS:
+            length = linear_size(p)
+            r0 = correlation_length(correlation_function(p, v, "orientation", bins=30))
+            row["r0_over_L"] = r0 / length if length > 0 else math.nan
+            row["L"] = length
+        for name, value in row.items():
+            series.setdefault(name, []).append(float(value))
+    for name in ("r0_over_L", "L"):
+        series.setdefault(name, [math.nan])
+    pol = np.array(series["polarization"])
+    rate = np.array(series["turn_rate"])
+    late = np.array(series["late"]) > 0
+    turning = rate >= TURNING_DEG_PER_S
+    cruising = rate < TURNING_DEG_PER_S  # the first sample (no rate) is neither
+    flocks = np.array(series["flocks"])
+
+    def mean_where(name: str, where: np.ndarray) -> float:
+        values = np.array(series.get(name, [math.nan] * len(where)))
+        return nanmean(list(values[where])) if where.any() else math.nan
+
+    everywhere = np.ones(len(pol), dtype=bool)
+    out = {
+        "polarization_last_10s": float(pol[late].mean()),
+        "polarization_min_last_10s": float(pol[late].min()),
+        "polarization_cruise": mean_where("polarization", cruising),
+        "polarization_turning": mean_where("polarization", turning),
+        "turning_fraction": float(turning.mean()),
+        "r0_over_L": nanmean(series["r0_over_L"]),
+        "L": nanmean(series["L"]),
+        "nnd_body_lengths": mean_where("nnd_body_lengths", everywhere),
+        "border_nnd_ratio": mean_where("border_nnd_ratio", everywhere),
+        "speed_mean": mean_where("speed_mean", everywhere),
+        "speed_fluctuation": mean_where("speed_fluctuation", everywhere),
+        "flocks_mean": float(flocks.mean()),
+        "flocks_max": float(flocks.max()),
+        "flock_count_changes": float(np.count_nonzero(np.diff(flocks))),
+        "roost_distance_max": float(np.nanmax(series["roost_distance"])) if roost.weight > 0 else math.nan,
+    }
+    if dim == 3:
+        for name in ("thickness_to_length", "width_to_length", "thickness_gravity_cos", "gamma1"):
+            out[name] = mean_where(name, everywhere)
+        out["heading_length_cos_cruise"] = mean_where("heading_length_cos", cruising)
+        out["heading_length_cos_turning"] = mean_where("heading_length_cos", turning)
+    return out
 
 
 TURN_DELAYS = (0.0, 1.0, 3.0, 10.0)
@@ -316,6 +423,87 @@ def measure_wave(spec: RunSpec) -> dict[str, float]:
     return out
 
 
+FRONT_THRESHOLDS_DEG = (0.5, 1.0, 2.0)
+"""Heading differences from the unkicked twin at which the turn front is taken to reach a bird."""
+CONTROL_KICK_DEG = 0.001
+"""The control twin's initiators turn by this much: what follows from it is chaos, not a turn."""
+CHAOS_SHARE = 0.01
+"""The window for a threshold ends when this share of the control's birds is that far from the twin."""
+
+
+def rotated(v: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rows of v (N, dim) rotated by ``angle`` [rad] about the unit 3-vector ``axis`` (Rodrigues);
+    2D rows turn in their plane (axis along z)."""
+    dim = v.shape[1]
+    v3 = np.zeros((len(v), 3))
+    v3[:, :dim] = v
+    c, s_ = math.cos(angle), math.sin(angle)
+    out = v3 * c + np.cross(axis, v3) * s_ + np.outer(v3 @ axis, axis) * (1.0 - c)
+    return out[:, :dim]
+
+
+def measure_wave_front(spec: RunSpec) -> dict[str, float]:
+    """Three runs from one flock after a warm-up: the base, a twin whose edge initiators turn 90
+    degrees (as in ``measure_wave``) and a control twin whose same initiators are turned by
+    CONTROL_KICK_DEG about the same axis. For each threshold theta of FRONT_THRESHOLDS_DEG, the
+    window ends when CHAOS_SHARE of the control's birds are theta from the base (the control's
+    divergence is chaos: the kick itself is far below theta); in the window a bird's arrival is the
+    first time its heading is theta from the base's, fitted against its distance r from the edge
+    bird as t = a + r / c (``speed``) and t = a + b r^alpha (``exponent``), with the fit's R^2, the
+    share of birds reached in the window (``reached``), the share of the control's birds theta away
+    by the window's end (``control_reached``) and the linearised model's speed."""
+    sim = make_sim(spec, 3000)
+    sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
+    turned = twin(sim)
+    control = twin(sim)
+    wave = next(c for c in turned.components if c.name == "turning")
+    wave.start_wave(turned)
+    control.rng.random()  # the draw start_wave made (which side), so the generators stay in step
+    s = sim.state
+    alive = np.flatnonzero(s.alive)
+    kicked = control.state.velocity
+    kicked[wave.initiators] = rotated(kicked[wave.initiators], wave.axis, math.radians(CONTROL_KICK_DEG))
+    offset = displacement_array(wave.origin[None, : s.dim], s.position[alive], sim.model.space)
+    r = np.sqrt(np.sum(offset * offset, axis=1))
+    theory = linear_wave_speed(sim, offset / np.maximum(r, 1e-300)[:, None])
+    others = ~np.isin(alive, wave.initiators)
+    beyond = others & (r > r[~others].max(initial=0.0))
+    thresholds = np.radians(FRONT_THRESHOLDS_DEG)
+    arrival = np.full((len(thresholds), len(alive)), np.inf)
+    chaos = np.full(len(thresholds), np.inf)  # window end per threshold
+    steps = steps_of(sim, seconds(spec, 3.0, 1.0))
+    for t in range(steps):
+        for run in (sim, turned, control):
+            run.step()
+        now = (t + 1) * sim.dt
+        moved = angles_between(s.velocity[alive], turned.state.velocity[alive])
+        noise = angles_between(s.velocity[alive], control.state.velocity[alive])
+        for k, theta in enumerate(thresholds):
+            arrival[k][(moved >= theta) & ~np.isfinite(arrival[k])] = now
+            if not np.isfinite(chaos[k]) and np.mean(noise[others] >= theta) >= CHAOS_SHARE:
+                chaos[k] = now
+    out: dict[str, float] = {"polarization": polarization(s.velocity[alive])}
+    for k, degrees in enumerate(FRONT_THRESHOLDS_DEG):
+        window = min(chaos[k], steps * sim.dt)
+        used = beyond & (arrival[k] < window)
+        tag = f"{degrees:g}deg"
+        out[f"window_s_{tag}"] = float(window)
+        out[f"reached_{tag}"] = float(used.sum()) / max(int(others.sum()), 1)
+        out[f"control_reached_{tag}"] = float(np.isfinite(chaos[k]))
+        metrics = dict.fromkeys(("speed", "theory_speed", "speed_ratio", "r2", "exponent"), math.nan)
+        if used.sum() >= 20:
+            rr, tt = r[used], arrival[k][used]
+            slope, intercept = np.polyfit(rr, tt, 1)
+            residual = tt - (intercept + slope * rr)
+            metrics["speed"] = 1.0 / float(slope) if slope > 0 else math.nan
+            metrics["theory_speed"] = float(np.median(theory[used]))
+            metrics["speed_ratio"] = metrics["speed"] / metrics["theory_speed"]
+            metrics["r2"] = 1.0 - float(residual @ residual) / max(float(((tt - tt.mean()) ** 2).sum()), 1e-300)
+            metrics["exponent"] = fit_power(rr, tt)[0]
+        out |= {f"{name}_{tag}": value for name, value in metrics.items()}
+    return out
+
+
 def measure_spontaneous(spec: RunSpec) -> dict[str, float]:
     sim = make_sim(spec, 500, ("neighbors.mode=metric",))
     sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
@@ -426,6 +614,68 @@ EXPERIMENTS: dict[str, Experiment] = {
             ),
             measure_turn,
             {(d, "inertial-spin"): "about 1 degree" for d in (2, 3)},
+        ),
+        Experiment(
+            "murmuration-hallmarks",
+            "The starling presets (banked flight above a roost, 7 nearest neighbours) at several flock sizes, "
+            "and the reference simulator's model (starlings-3d-reference: inertial spin, walls, spontaneous turns) "
+            "as a control: samples every 0.5 s from 10 s to 30 s; polarization over the last 10 s (mean, lowest), "
+            "in cruise and in turns (mean heading turning faster than 10 deg/s); r0/L (first zero of the "
+            "orientation correlation over the largest distance between two birds, every 2 s, up to 4000 birds); "
+            "nearest-neighbour distance in body lengths; border/interior nearest-neighbour distance (border: the "
+            "convex hull); speed and its fluctuation var/mean^2; flocks (birds within 4 median nearest-neighbour "
+            "distances chained), their mean, "
+            "largest and number of changes; the farthest bird from the roost's centre over its radius; 3D: "
+            "thickness/length, width/length, |cos| of the thickness axis with gravity, gamma(1) of the interior "
+            "birds, |cos| of the heading with the length axis in cruise and in turns.",
+            (
+                Condition(2, "500 birds", (), "starlings-2d", functools.partial(measure_hallmarks, n=500)),
+                *(
+                    Condition(3, f"{n} birds", (), "starlings-3d", functools.partial(measure_hallmarks, n=n))
+                    for n in (500, 1000, 2000, 10000)
+                ),
+                Condition(
+                    3,
+                    "reference model, 500 birds",
+                    (),
+                    "starlings-3d-reference",
+                    functools.partial(measure_hallmarks, n=500),
+                ),
+            ),
+            functools.partial(measure_hallmarks, n=500),
+            field_values={
+                "polarization_last_10s": "0.96 ± 0.03 (Cavagna et al. 2010)",
+                "r0_over_L": "r0 proportional to L (Cavagna et al. 2010)",
+                "nnd_body_lengths": "about 5 (about 1 m; body about 0.2 m)",
+                "border_nnd_ratio": "below 1: denser at the border (Ballerini et al. 2008b)",
+                "speed_mean": "about 10 m/s",
+                "speed_fluctuation": "about 0.005 (Bialek et al. 2014)",
+                "thickness_to_length": "thin, constant proportions (Ballerini et al. 2008b)",
+                "thickness_gravity_cos": "near 1: slide parallel to the ground (Ballerini et al. 2008b)",
+                "gamma1": "about 0.6 (Ballerini et al. 2008a)",
+            },
+        ),
+        Experiment(
+            "turn-waves",
+            "starlings-3d-waves (3000 birds, open sky, underdamped inertial spin), 10 s warm-up, then three twins: "
+            "unkicked, its 10 edge birds turned 90 degrees, and the same 10 turned 0.001 degree (the control: what "
+            "follows is chaos). Per threshold (0.5, 1, 2 degrees from the unkicked twin) the window ends when 1 % "
+            "of the control's birds are that far; arrivals in the window fitted against distance from the edge "
+            "bird: t = a + r / speed (R^2, r2) and t = a + b r^exponent, beside the linearised model's speed; "
+            "reached: share of birds the front reached in the window; control_reached: 1 when the control's "
+            "chaos closed the window before 3 s. Overdamped (eta = chi) as the model's control.",
+            (
+                Condition(3, "underdamped", WAVE, WAVE_PRESET, measure_wave_front),
+                Condition(
+                    3, "overdamped (eta = chi)", (*WAVE, "rules.alignment.eta=0.25"), WAVE_PRESET, measure_wave_front
+                ),
+            ),
+            measure_wave_front,
+            field_values={
+                f"speed_{d:g}deg": "20-40 m/s, about 2-3 x the birds' speed (Attanasi et al. 2014)"
+                for d in FRONT_THRESHOLDS_DEG
+            }
+            | {f"exponent_{d:g}deg": "1: linear in time (Attanasi et al. 2014)" for d in FRONT_THRESHOLDS_DEG},
         ),
         Experiment(
             "spontaneous-turning",
@@ -574,6 +824,8 @@ def summary_table(name: str, summary: list[dict[str, object]], seeds: int):
     from rich.table import Table
 
     experiment = EXPERIMENTS[name]
+    if experiment.field_values:
+        return metric_rows_table(name, summary, seeds)
     metrics = list(dict.fromkeys(str(s["metric"]) for s in summary))
     title = f"{name} ({seeds} seeds, mean ± sd [95 % CI of the mean])" if seeds > 1 else f"{name} (1 seed)"
     table = Table(title=title, title_justify="left")
@@ -586,4 +838,30 @@ def summary_table(name: str, summary: list[dict[str, object]], seeds: int):
     for (dim, condition), values in cells.items():
         reported = experiment.reported.get((dim, condition), "")
         table.add_row(f"{dim}D", condition, *(values.get(m, "") for m in metrics), reported)
+    return table
+
+
+def metric_rows_table(name: str, summary: list[dict[str, object]], seeds: int):
+    """A rich table with one row per metric, one column per (dim, condition) (mean ± sd over seeds
+    [95 % confidence interval of the mean]) and the field studies' value of the metric."""
+    from rich.table import Table
+
+    experiment = EXPERIMENTS[name]
+    conditions = list(dict.fromkeys((int(s["dim"]), str(s["condition"])) for s in summary))
+    metrics = list(dict.fromkeys(str(s["metric"]) for s in summary))
+    title = f"{name} ({seeds} seeds, mean ± sd [95 % CI of the mean])" if seeds > 1 else f"{name} (1 seed)"
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric")
+    for dim, condition in conditions:
+        table.add_column(f"{dim}D {condition}")
+    table.add_column("field")
+    cells = {
+        (int(s["dim"]), str(s["condition"]), str(s["metric"])): format_value(
+            float(s["mean"]), float(s["sd"]), int(s["n"])
+        )
+        for s in summary
+    }
+    for metric in metrics:
+        row = [cells.get((dim, condition, metric), "") for dim, condition in conditions]
+        table.add_row(metric, *row, experiment.field_values.get(metric, ""))
     return table

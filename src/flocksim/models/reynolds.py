@@ -40,6 +40,7 @@ from flocksim.kernels.alignment import alignment_direction, alignment_raw
 from flocksim.kernels.bounds import wall_push
 from flocksim.kernels.cohesion import cohesion_offset
 from flocksim.kernels.compile import block_device, device
+from flocksim.kernels.flight import banked_velocity, roost_pull
 from flocksim.kernels.inertial_spin import heading_torque, spin_update, turn_vector, without_component_along
 from flocksim.kernels.obstacles import avoid_push
 from flocksim.kernels.predator import closeness, flee_force, flee_speed_limit, nearest_predator
@@ -126,6 +127,21 @@ class ReynoldsCoefficients(NamedTuple):
     avoid_cap: float
     avoid_look_ahead: float  # [s]
     planar: bool
+    banked: bool  # rules.flight.mode == "banked"
+    flight_cruise: float  # [units/s]
+    flight_speed_time: float  # [s]
+    flight_gravity: float  # [units/s^2]
+    flight_max_bank: float  # [rad]
+    flight_roll_in: float  # [1/s]
+    flight_roll_out: float  # [1/s]
+    w_roost: float
+    roost_x: float
+    roost_y: float
+    roost_z: float
+    roost_radius: float
+    roost_pull: float  # [units/s^2]
+    roost_stiffness: float  # [1/s^2]
+    roost_max_climb: float  # [units/s^2]
 
 
 def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
@@ -133,6 +149,8 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
     target = list(r.seek.target) + [0.0] * (3 - len(r.seek.target))
     if p.world.dim == 2:
         target[2] = 0.0
+    roost = list(r.roost.center) + [0.0] * (3 - len(r.roost.center))
+    flight = r.flight
     return ReynoldsCoefficients(
         steering=STEERING_REYNOLDS if r.steering == "reynolds" else STEERING_CLAMPED_SUM,
         topological=p.neighbors.mode == "topological",
@@ -177,6 +195,21 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
         avoid_cap=r.avoid.cap,
         avoid_look_ahead=r.avoid.look_ahead,
         planar=p.agents.planar,
+        banked=flight.mode == "banked",
+        flight_cruise=flight.cruise_speed,
+        flight_speed_time=flight.speed_time,
+        flight_gravity=flight.gravity,
+        flight_max_bank=math.radians(flight.max_bank),
+        flight_roll_in=flight.roll_in,
+        flight_roll_out=flight.roll_out,
+        w_roost=r.roost.weight,
+        roost_x=roost[0],
+        roost_y=roost[1],
+        roost_z=roost[2],
+        roost_radius=r.roost.radius,
+        roost_pull=r.roost.pull,
+        roost_stiffness=r.roost.altitude_stiffness,
+        roost_max_climb=r.roost.max_climb,
     )
 
 
@@ -353,6 +386,11 @@ def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux
         ax += c.w_bounds * bx
         ay += c.w_bounds * by
         az += c.w_bounds * bz
+    if c.w_roost != 0.0:
+        bx, by, bz = roost_pull(px, py, pz, vx, vy, vz, dim, c)
+        ax += bx
+        ay += by
+        az += bz
     if c.w_avoid != 0.0:  # obstacles
         bx, by, bz = avoid_push(px, py, pz, vx, vy, vz, inputs.obstacle_shapes, inputs.obstacle_grid,
                                 inputs.obstacle_cells, c.avoid_look_ahead, c.avoid_cap, c.planar)  # fmt: skip
@@ -399,9 +437,13 @@ def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, dim, spa
     px, py, pz = load(position, i, dim)
     vx, vy, vz = load(velocity, i, dim)
     hx, hy, hz = normalize_or_zero(vx, vy, vz)
-    vx += ax * dt
-    vy += ay * dt
-    vz += az * dt
+    if c.banked:
+        vx, vy, vz, bank = banked_velocity(vx, vy, vz, ax, ay, az, spin[i, 0], dim, dt, c)
+        spin[i, 0] = bank
+    else:
+        vx += ax * dt
+        vy += ay * dt
+        vz += az * dt
     if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
         frames = dt / FRAME
         sx, sy, sz = load(spin, i, 3)

@@ -93,6 +93,56 @@ class Cruise(Strict):
     )
 
 
+class Flight(Strict):
+    """How a velocity follows the steering: a point mass, or banked flight (Hildenbrandt et al. 2010).
+
+    ``point``: v += a dt (every rule force acts at once in every direction).
+    ``banked``: a bird flies on wings. Per step, with unit heading h, side s = h x up (up = +y;
+    2D: h turned 90 degrees) and u = s x h: the steering's lateral part a.s sets a target bank
+    angle atan(a.s / gravity) (within +-max_bank), which the bank follows at ``roll_in`` per
+    second while it grows and ``roll_out`` while it shrinks; lift g (|v|/cruise_speed)^2 acts
+    along the banked body axis u cos(bank) + s sin(bank) against gravity -g up; thrust minus
+    drag (cruise_speed - |v|)/speed_time acts along h, beside the steering's own forward and
+    vertical parts (a.h) h + (a.u) u. In 2D (seen from above) only the lateral part of the lift
+    acts: g (|v|/cruise_speed)^2 tan(bank) along s, so a bank holds a level turn. The bank angle
+    [rad] is kept in ``state.spin[:, 0]``. Needs basic alignment (the turn comes from the bank).
+    """
+
+    mode: Literal["point", "banked"] = choice("point", "Flight: point (point mass) | banked (wings, lift, roll).")
+    cruise_speed: float = quantity(10.0, "units/s", "Speed at which lift equals gravity", gt=0.0, le=1e9)
+    speed_time: float = quantity(1.0, "s", "Relaxation time of the speed toward cruise_speed", gt=0.0, le=1e6)
+    gravity: float = quantity(9.81, "units/s^2", "Gravity g (and the lift scale in 2D)", gt=0.0, le=1e9)
+    max_bank: float = quantity(60.0, "deg", "Largest bank angle", gt=0.0, le=85.0)
+    roll_in: float = quantity(10.0, "1/s", "Rate at which the bank grows toward its target", gt=0.0, le=1e6)
+    roll_out: float = quantity(3.0, "1/s", "Rate at which the bank shrinks toward its target", gt=0.0, le=1e6)
+
+
+class Roost(Strict):
+    """Preferential movement above a roosting area instead of walls (Hildenbrandt et al. 2010).
+
+    Outside ``radius`` (horizontal distance d from ``center``: x-z in 3D, x-y in 2D) a bird is
+    pulled horizontally toward the centre with acceleration weight x pull x min((d - radius) /
+    radius, 1); in 3D it is also pulled toward the centre's altitude (y) with weight x
+    clip(altitude_stiffness x (center_y - y), +-max_climb). Weight 0 switches it off.
+    """
+
+    weight: float = quantity(0.0, "", "Weight of the roost attraction (0 = off)", ge=0.0, le=1e6)
+    center: Vector = Field(
+        [0.0, 0.0, 0.0],
+        description="Centre of the roosting area; its y is the preferred altitude in 3D (extra components "
+        "ignored in 2D) [units]; allowed: 2 or 3 finite numbers.",
+        min_length=2,
+        max_length=3,
+        json_schema_extra={"unit": "units"},
+    )
+    radius: float = quantity(100.0, "units", "Horizontal radius of the area with no pull", gt=0.0, le=1e9)
+    pull: float = quantity(2.0, "units/s^2", "Horizontal pull at radius x 2 and beyond", ge=0.0, le=1e9)
+    altitude_stiffness: float = quantity(
+        0.5, "1/s^2", "Vertical pull per unit of altitude away from center's y (3D)", ge=0.0, le=1e9
+    )
+    max_climb: float = quantity(2.0, "units/s^2", "Largest vertical pull (3D)", ge=0.0, le=1e9)
+
+
 class Cohesion(Strict):
     """Steer toward the neighbours' mean position."""
 
@@ -233,6 +283,8 @@ class Rules(Strict):
     seek: Seek = Field(default_factory=Seek, description="Target seek rule.")
     bounds: BoundsRule = Field(default_factory=BoundsRule, description="Soft-wall rule.")
     avoid: Avoid = Field(default_factory=Avoid, description="Obstacle avoidance rule.")
+    flight: Flight = Field(default_factory=Flight, description="Point-mass or banked flight.")
+    roost: Roost = Field(default_factory=Roost, description="Attraction to a roosting area (off by default).")
 
 
 class PanicMultipliers(Strict):
@@ -578,6 +630,35 @@ class ReynoldsParams(ModelBase):
         else:
             return
         check_flow_fields(max(1, len(self.agents.kinds)), rows * columns)
+
+    @model_validator(mode="after")
+    def _roost(self) -> ReynoldsParams:
+        roost = self.rules.roost
+        if roost.weight > 0.0 and len(roost.center) < self.world.dim:
+            raise ValueError(
+                f"rules.roost.center: needs {self.world.dim} numbers (world.dim = {self.world.dim}), "
+                f"got {len(roost.center)}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _banked_flight(self) -> ReynoldsParams:
+        r = self.rules
+        if r.flight.mode != "banked":
+            return self
+        if r.alignment.mode != "basic":
+            raise ValueError(
+                "rules.flight.mode = 'banked' needs rules.alignment.mode = 'basic' (a banked bird turns by its "
+                "bank, kept where inertial spin keeps its spin); allowed: flight 'point' with 'inertial-spin'"
+            )
+        if r.cruise.restore > 0.0:
+            raise ValueError(
+                "rules.cruise.restore: must be 0 with rules.flight.mode = 'banked' (its speed control is "
+                "rules.flight.speed_time)"
+            )
+        if self.agents.planar:
+            raise ValueError("rules.flight.mode = 'banked': not for agents.planar (ground agents)")
+        return self
 
     @model_validator(mode="after")
     def _spin_damping(self) -> ReynoldsParams:
