@@ -26,6 +26,7 @@ PRESETS += ["minions", "crowd-maze"]  # game agents (issue 5)
 PRESETS += ["reef", "starlings-3d-large"]  # viewer scenes (issue 6)
 PRESETS += ["starlings-3d-waves"]  # turn waves (issue 13)
 PRESETS += ["flappy-boids"]  # the game (issue 19)
+PRESETS += ["starlings-2d-reference", "starlings-3d-reference", "starlings-3d-large-reference"]  # issue 25
 
 
 def one_line(exc: pytest.ExceptionInfo[ConfigError]) -> str:

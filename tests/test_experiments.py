@@ -139,6 +139,16 @@ MAIN_METRICS = {
     "speed-fluctuation": ("speed_var_rel", "mean_speed_rel", "at_min_speed"),
     "turn-propagation": ("dheading_0s_deg", "reached", "exponent", "speed", "speed_ratio"),
     "spontaneous-turning": ("repetition",),
+    "murmuration-hallmarks": (
+        "polarization_last_10s",
+        "polarization_min_last_10s",
+        "r0_over_L",
+        "thickness_to_length",
+        "width_to_length",
+        "gamma1",
+        "roost_distance_max",
+    ),
+    "turn-waves": tuple(f"{m}_{d}deg" for m in ("reached", "speed", "speed_ratio", "r2") for d in ("0.5", "1", "2")),
 }
 
 

@@ -180,7 +180,7 @@ def test_shipped_sweeps_load():
     names = shipped_sweeps()
     assert {"starlings-alignment", "boids-separation"} <= set(names)
     star = load_sweep("starlings-alignment")
-    assert star.spec.base == "starlings-2d"
+    assert star.spec.base == "starlings-2d-reference"
     assert set(star.axis_keys) == {"rules.alignment.weight", "neighbors.mode"}
     assert "polarization_mean" in star.summary_columns
     sep = load_sweep("boids-separation")
