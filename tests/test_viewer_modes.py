@@ -313,7 +313,10 @@ def test_dimension_changes_and_twins_by_hand():
             "segments": [{"a": [0.0, 0.0], "b": [4.0, 0.0], "body_radius": 0.5}],
             "boxes": [{"min_corner": [1.0, 1.0], "max_corner": [3.0, 2.0], "body_radius": 0.0}],
         },
-        "rules": {"seek": {"target": [5.0, 5.0], "route": [[1.0, 1.0]], "group_targets": []}},
+        "rules": {
+            "seek": {"target": [5.0, 5.0], "route": [[1.0, 1.0]], "group_targets": []},
+            "roost": {"weight": 1.0, "center": [3.0, 4.0]},
+        },
     }
     c = dimension_changes(params, 3)
     assert c["world.dim"] == 3 and c["world.bounds.size"] == [40.0, 20.0, 20.0]  # third side = smaller side
@@ -323,12 +326,16 @@ def test_dimension_changes_and_twins_by_hand():
     assert c["obstacles.boxes"][0]["max_corner"] == [3.0, 2.0, 15.0]
     assert c["rules.seek.target"] == [5.0, 5.0, 10.0] and c["rules.seek.route"] == [[1.0, 1.0, 10.0]]
     assert "rules.seek.group_targets" not in c and "agents.planar" not in c
+    assert c["rules.roost.center"] == [3.0, 4.0, 0.0]  # the roost's height: 0
     assert c["description"] == "3D version of: d"
     flat = {**params, "world": {"dim": 3, "bounds": {"kind": "ellipsoid", "size": [5.0, 6.0, 7.0]}}}
     flat["agents"] = {"planar": True}
     back = dimension_changes(flat, 2)
     assert back["world.bounds.size"] == [5.0, 6.0] and back["agents.planar"] is False
     assert twin_preset("starlings-3d", 2) == "starlings-2d" and twin_preset("starlings-2d", 3) == "starlings-3d"
+    assert twin_preset("starlings-3d-reference", 2) == "starlings-2d-reference"
+    assert twin_preset("starlings-2d-reference", 3) == "starlings-3d-reference"
+    assert twin_preset("starlings-3d-large-reference", 2) is None  # no such 2D scene
     assert twin_preset("boids-2d", 3) is None and twin_preset(None, 3) is None and twin_preset("reef", 2) is None
     # the agent cap over both modes drops the largest parked simulation first
     modes = ParkedModes()

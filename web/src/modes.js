@@ -1,8 +1,9 @@
 /**
  * The 2D/3D switch: which message turns the current scene into its other-dimension variant.
  *
- * A shipped preset named `NAME-2d` / `NAME-3d` whose counterpart exists is switched by preset
- * (starlings-2d <-> starlings-3d: two modes, each with its own tuned world). Any other
+ * A shipped preset named `NAME-2d` / `NAME-3d` (or `NAME-2d-VARIANT` / `NAME-3d-VARIANT`) whose
+ * counterpart exists is switched by preset (starlings-2d <-> starlings-3d: two modes, each with its
+ * own tuned world). Any other
  * parameter set is switched with one `set`: `world.dim`, the region's sizes (a third side equal
  * to the smaller of the first two, or dropped), obstacle points and the seek target given a
  * middle third coordinate (or dropping it), and `agents.planar` off for 2D. The server validates
@@ -22,9 +23,9 @@
 export function switchMessage(current, presetNames, dim) {
   if (current.dim === dim) return null;
   const name = current.preset;
-  const m = name ? /^(.*)-([23])d$/.exec(name) : null;
+  const m = name ? /^(.*)-([23])d(-[a-z0-9-]+)?$/.exec(name) : null;
   if (m) {
-    const other = `${m[1]}-${dim}d`;
+    const other = `${m[1]}-${dim}d${m[3] ?? ""}`;
     if (presetNames.includes(other)) return { type: "preset", name: other };
   }
   return { type: "set", changes: dimensionChanges(current.params, dim) };
@@ -62,6 +63,10 @@ export function dimensionChanges(params, dim) {
         max_corner: resize(b.max_corner, dim, midZ + size[2] / 4),
       }));
     }
+  }
+  const roost = params.rules?.roost;
+  if (roost && Array.isArray(roost.center) && roost.center.length !== dim) {
+    changes["rules.roost.center"] = resize(roost.center, dim, 0);
   }
   const seek = params.rules?.seek;
   if (seek && Array.isArray(seek.target) && seek.target.length !== dim) changes["rules.seek.target"] = point(seek.target);

@@ -9,7 +9,7 @@ step count, and stops stepping) and resumes the other mode's parked simulation, 
 - otherwise from the current parameters carried to the other dimension
   (:func:`dimension_changes`): ``world.dim``, the region's sizes (a 2D region gains a third side
   equal to its smaller side; a 3D one loses its third), obstacle points and seek targets (a middle
-  height added, or the third coordinate dropped) and ``agents.planar`` off for 2D.
+  height added, or the third coordinate dropped), the roost's centre (height 0 added, or dropped) and ``agents.planar`` off for 2D.
 
 The agents of a connection's simulations together stay within the server's agent cap: a parked
 simulation that would exceed it is dropped (:meth:`ParkedModes.fit_cap`).
@@ -27,15 +27,16 @@ from flocksim.scenarios import load_preset, preset_names
 from flocksim.simulation import Simulation
 from flocksim.viewer.controls import apply_changes
 
-_TWIN = re.compile(r"^(.*)-([23])d$")
+_TWIN = re.compile(r"^(.*)-([23])d(-[a-z0-9-]+)?$")
 
 
 def twin_preset(name: str | None, dim: int) -> str | None:
-    """The shipped preset ``NAME-{dim}d`` for a preset named ``NAME-2d`` or ``NAME-3d``, if it exists."""
+    """The shipped preset ``NAME-{dim}d[-VARIANT]`` for a preset named ``NAME-2d[-VARIANT]`` or
+    ``NAME-3d[-VARIANT]`` (starlings-2d-reference <-> starlings-3d-reference), if it exists."""
     match = _TWIN.match(name or "")
     if match is None:
         return None
-    twin = f"{match.group(1)}-{dim}d"
+    twin = f"{match.group(1)}-{dim}d{match.group(3) or ''}"
     return twin if twin in preset_names() else None
 
 
@@ -88,6 +89,9 @@ def dimension_changes(params: dict[str, Any], dim: int) -> dict[str, Any]:
     for key in ("route", "group_targets"):
         if seek.get(key):
             changes[f"rules.seek.{key}"] = [point(p) for p in seek[key]]
+    roost = params.get("rules", {}).get("roost") or {}
+    if isinstance(roost.get("center"), list) and len(roost["center"]) != dim:
+        changes["rules.roost.center"] = _resize(roost["center"], dim, 0.0)
     return changes
 
 
