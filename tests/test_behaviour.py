@@ -1,4 +1,4 @@
-"""Emergent behaviour: from random headings, boids-2d and starlings-2d order themselves.
+"""Emergent behaviour: from random headings, boids-2d and starlings-2d-reference order themselves.
 
 Polarization |sum of unit headings| / N is ~0.886/sqrt(N) for random headings and 1 for a flock
 flying one way. Each run starts from the preset's random headings and runs 60 simulated seconds
@@ -14,16 +14,16 @@ Measured (engine cpu, 40 seeds 0..39 of each preset, before choosing the margins
     gain, mean over 50-60 s      min 0.689, 5th pct 0.743, mean 0.835, sd 0.055
     gain, snapshot at 60 s       min 0.346, 5th pct 0.581, mean 0.838, sd 0.138
     mean gain over 4 seeds       10-s mean: lowest 0.726 of 100k random draws; snapshot: 0.1th pct 0.575
-  starlings-2d (500 agents, 7 nearest neighbours)
+  starlings-2d-reference (500 agents, 7 nearest neighbours)
     start polarization           0.006 .. 0.111   (mean 0.045)
     gain, mean over 50-60 s      min 0.291, 5th pct 0.376, mean 0.609, sd 0.121
     gain, snapshot at 60 s       min 0.004 (!), 5th pct 0.170, mean 0.585, sd 0.211
     mean gain over 4 seeds       10-s mean: lowest 0.374 of 100k random draws; snapshot: 0.1th pct 0.252
   control, alignment and cohesion weights 0 (12 seeds each): 50-60 s mean polarization <= 0.089
-    (boids-2d), <= 0.067 (starlings-2d); no sample above 0.18.
+    (boids-2d), <= 0.067 (starlings-2d-reference); no sample above 0.18.
 
 Seeds 0..3 below were part of the measurement but not picked from it; they measured
-boids-2d 10-s gains 0.848 0.863 0.859 0.879, starlings-2d 0.573 0.600 0.671 0.711. The margins sit
+boids-2d 10-s gains 0.848 0.863 0.859 0.879, starlings-2d-reference 0.573 0.600 0.671 0.711. The margins sit
 well below the lowest of all 40 seeds, so a different machine (other float rounding, hence other
 chaotic trajectories) still passes.
 """
@@ -55,7 +55,7 @@ MARGINS = {
     # measured minima over 40 seeds: per seed 0.689, 4-seed mean 0.726, 4-seed snapshot mean 0.496
     "boids-2d": Margin(per_seed=0.40, mean_window=0.60, mean_snapshot=0.35),
     # measured minima over 40 seeds: per seed 0.291, 4-seed mean 0.374, 4-seed snapshot mean 0.152
-    "starlings-2d": Margin(per_seed=0.15, mean_window=0.30, mean_snapshot=0.10),
+    "starlings-2d-reference": Margin(per_seed=0.15, mean_window=0.30, mean_snapshot=0.10),
 }
 
 
@@ -70,7 +70,7 @@ class Run:
 PINNED = {
     # measured above with basic alignment and no spontaneous turns, before the preset
     # switched to inertial spin with turns (tests/test_starlings_behaviour.py covers those)
-    "starlings-2d": ("rules.alignment.mode=basic", "turning.enabled=false"),
+    "starlings-2d-reference": ("rules.alignment.mode=basic", "turning.enabled=false"),
 }
 
 
@@ -137,7 +137,7 @@ def test_shipped_starlings_2d_preset_orders_itself():
     """
     gains = []
     for seed in range(3):
-        sim = Simulation(load_preset("starlings-2d"), seed=seed)
+        sim = Simulation(load_preset("starlings-2d-reference"), seed=seed)
         start = polarization(sim.state.velocity)
         assert start < 0.2
         sim.step(STEPS - 600)

@@ -23,7 +23,7 @@ from flocksim.io.codec import CodecError, decode, encode
 from flocksim.state import FlockState
 
 
-def small(name: str = "starlings-2d", *extra: str):
+def small(name: str = "starlings-2d-reference", *extra: str):
     return apply_overrides(load_preset(name), ["agents.n=40", *extra])
 
 
@@ -104,7 +104,7 @@ def test_codec_rejects_what_it_cannot_store_naming_where():
 
 
 def starling_params():
-    return small("starlings-2d", "predator.enabled=true", "turning.enabled=true", "turning.mean_interval=0.3")
+    return small("starlings-2d-reference", "predator.enabled=true", "turning.enabled=true", "turning.mean_interval=0.3")
 
 
 def test_restore_continues_bitwise_with_components():
@@ -142,7 +142,7 @@ def test_checkpoint_is_a_copy():
 def test_restore_rejects_other_parameters_and_components():
     checkpoint = Simulation(small(), seed=1).checkpoint()
     with pytest.raises(ValueError, match="parameters differ"):
-        Simulation(small("starlings-2d", "agents.max_speed=150"), seed=1).restore(checkpoint)
+        Simulation(small("starlings-2d-reference", "agents.max_speed=150"), seed=1).restore(checkpoint)
     with pytest.raises(ValueError, match="components"):
         other = Simulation(small(), seed=1)
         other.components = []
@@ -204,7 +204,7 @@ def test_frame_metrics_agree_with_simulation_metrics():
     ours, theirs = frame_metrics(sim), sim.metrics()
     for key in ("polarization", "milling", "mean_neighbors", "speed_mean", "speed_std", "n_alive"):
         assert ours[key] == pytest.approx(theirs[key], rel=1e-12), key
-    sim = Simulation(small("starlings-2d"), seed=2)  # topological: k neighbours without a search
+    sim = Simulation(small("starlings-2d-reference"), seed=2)  # topological: k neighbours without a search
     sim.state.alive[:35] = False
     assert frame_metrics(sim)["mean_neighbors"] == sim.metrics()["mean_neighbors"] == 4.0
 

@@ -58,7 +58,7 @@ def server_url() -> Iterator[str]:
     """The viewer server on a free loopback port, for the whole module."""
     port = free_port()
     # no server-side overrides: a page naming the server's preset would inherit them
-    app = viewer_server.create_app(preset="starlings-2d", sps=SPS, port=port)
+    app = viewer_server.create_app(preset="starlings-2d-reference", sps=SPS, port=port)
     with serve_in_thread(app, port):
         yield f"http://127.0.0.1:{port}/"
 
@@ -135,14 +135,14 @@ def test_page_loads_and_draws(open_page):
 
 
 def test_switch_2d_3d(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     page.click("#mode-3d")
-    wait(page, "flocksim.preset === 'starlings-3d' && flocksim.frame?.dim === 3")
+    wait(page, "flocksim.preset === 'starlings-3d-reference' && flocksim.frame?.dim === 3")
     frames_later(page)
     assert hook(page, "foregroundPixels()")["foreground"] > 100
     assert page.locator("#pointer-toggle").is_visible()
     page.click("#mode-2d")
-    wait(page, "flocksim.preset === 'starlings-2d' && flocksim.frame?.dim === 2")
+    wait(page, "flocksim.preset === 'starlings-2d-reference' && flocksim.frame?.dim === 2")
     assert page.locator("#pointer-toggle").is_hidden()
 
 
@@ -159,7 +159,7 @@ def test_switch_dimension_by_set(open_page):
 
 
 def test_basic_and_expert_changes_reach_the_server(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150", "turning.enabled=false"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150", "turning.enabled=false"))
     assert hook(page, "status")["mean_neighbors"] == 7  # topological, k = 7
     # Expert: neighbours.k = 3 -> every bird uses 3 neighbours
     page.click("#tab-expert")
@@ -182,7 +182,7 @@ def test_basic_and_expert_changes_reach_the_server(open_page):
 
 
 def test_invalid_value_shows_an_error(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     page.click("#tab-expert")
     page.click("details[data-group='rules.alignment'] > summary")
     weight = page.locator("#expert-panel [data-key='rules.alignment.weight']")
@@ -201,7 +201,7 @@ def test_predator_on_makes_caught_rise(open_page):
     # 960 x 540 screen, and it could circle a bird for a long time): a catch within seconds
     page = open_page(
         query(
-            "starlings-2d", "agents.n=150", "predator.speed=3", "predator.catch_radius=40", "predator.min_remaining=0",
+            "starlings-2d-reference", "agents.n=150", "predator.speed=3", "predator.catch_radius=40", "predator.min_remaining=0",
             "predator.max_turn_deg=720",
         )
     )  # fmt: skip
@@ -220,7 +220,7 @@ def _angle_deg(a: list[float], b: list[float]) -> float:
 
 
 def test_turn_buttons(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150", "turning.enabled=false"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150", "turning.enabled=false"))
     page.click("#pause")
     wait(page, "flocksim.paused === true && flocksim.settled")
     before = hook(page, "selected()")["heading"]
@@ -237,7 +237,7 @@ def test_turn_buttons(open_page):
 
 
 def test_pause_replay_and_resume(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     wait(page, "flocksim.replay.length >= 45")  # 1.5 s kept at 30 per second
     page.click("#pause")
     wait(page, "flocksim.paused === true && flocksim.settled")
@@ -281,7 +281,7 @@ def test_pause_replay_and_resume(open_page):
 def test_recording_two_seconds(open_page, container):
     """A 2 s recording plays for about 2 s. WebM from MediaRecorder has no duration in its header
     (the page seeks the video to read it), so it is checked on its own."""
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     page.select_option("#record-format", container)
     page.fill("#record-seconds", "2")
     page.click("#record")
@@ -300,7 +300,7 @@ def test_recording_two_seconds(open_page, container):
 def test_pointer_attract_moves_the_flock(open_page):
     # agents turn toward the pointer at up to 360 deg/s (default 90): the flock gets there sooner
     page = open_page(
-        query("starlings-2d", "agents.n=150", "turning.enabled=false", "pointer.turn_rate_deg=360"), frames=10
+        query("starlings-2d-reference", "agents.n=150", "turning.enabled=false", "pointer.turn_rate_deg=360"), frames=10
     )
     c0 = hook(page, "centroid()")
     # a point in the quarter of the 960 x 540 world away from the flock
@@ -378,7 +378,7 @@ def next_frames(page, n: int = 2) -> None:
     )
 
 
-@pytest.mark.parametrize("preset", ["starlings-2d", "starlings-3d"])
+@pytest.mark.parametrize("preset", ["starlings-2d-reference", "starlings-3d-reference"])
 def test_foreground_pixels_see_nothing_on_a_blank_canvas(open_page, preset):
     """The helper behind every "the canvas shows the flock" assertion: with no agent it must count
     (almost) nothing, so each `> 100` / `> 300` assertion fails on a blank canvas."""
@@ -398,7 +398,7 @@ def test_compiling_kernels_is_announced(open_page):
     compile events, which the server listens to."""
     from numba.core import event
 
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     data = {"dispatcher": None, "args": (), "return_type": None}
     event.start_event("numba:compile", data=data)
     try:
@@ -412,9 +412,9 @@ def test_compiling_kernels_is_announced(open_page):
 
 
 def test_2d_3d_switch_keeps_each_modes_world_after_a_change(open_page):
-    """starlings-3d, a Basic change, 2D: starlings-2d's 960 x 540 box (not the 3D ellipsoid cut
+    """starlings-3d-reference, a Basic change, 2D: starlings-2d-reference's 960 x 540 box (not the 3D ellipsoid cut
     down); back to 3D: the 3D world and the change made there."""
-    page = open_page(query("starlings-3d", "agents.n=150"))
+    page = open_page(query("starlings-3d-reference", "agents.n=150"))
     slide(page, "#basic-w-separation", 2.5)
     wait(page, "flocksim.params.rules.separation.weight === 2.5")
     page.click("#mode-2d")
@@ -433,7 +433,7 @@ def test_2d_3d_switch_keeps_each_modes_world_after_a_change(open_page):
 
 
 def test_switching_back_resumes_the_modes_flock_and_replay(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     wait(page, "flocksim.replay.length >= 30 && flocksim.frame.step > 60")
     kept = hook(page, "replay")["length"]
     step = hook(page, "frame")["step"]
@@ -448,7 +448,7 @@ def test_switching_back_resumes_the_modes_flock_and_replay(open_page):
 
 
 def test_refused_values_do_not_stay_in_the_controls(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     n = page.locator("#basic-agents")
     n.fill("300000")
     n.press("Enter")  # the field keeps the focus
@@ -466,7 +466,7 @@ def test_refused_values_do_not_stay_in_the_controls(open_page):
 
 
 def test_shortcuts_act_on_the_view_unless_a_text_field_has_focus(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150", "turning.enabled=false"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150", "turning.enabled=false"))
     page.click("#pause")
     wait(page, "flocksim.paused === true && flocksim.settled")
     # a click on a button gives the focus back to the view
@@ -478,7 +478,7 @@ def test_shortcuts_act_on_the_view_unless_a_text_field_has_focus(open_page):
     page.keyboard.press("ArrowLeft")
     wait(page, f"(h => h[0] * {before[0]} + h[1] * {before[1]} < 0.5)(flocksim.selected().heading)")
     assert page.locator("#preset").input_value() == scene
-    assert hook(page, "preset") == "starlings-2d"
+    assert hook(page, "preset") == "starlings-2d-reference"
     # Space on a focused checkbox resumes the simulation, it does not tick the box
     page.focus("#basic-predator")
     page.keyboard.press("Space")
@@ -495,7 +495,7 @@ def test_shortcuts_act_on_the_view_unless_a_text_field_has_focus(open_page):
 def test_recording_forces_a_spontaneous_turn_three_seconds_in(open_page):
     """On by default: turning is switched on for the recording, a spontaneous turn (a wave of
     turning birds, flag bit 2) starts about 3 s in, and the setting comes back afterwards."""
-    page = open_page(query("starlings-2d", "agents.n=150", "turning.enabled=false"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150", "turning.enabled=false"))
     assert page.locator("#record-turn").is_checked()
     page.fill("#record-seconds", "0")
     start = hook(page, "frame")["time"]
@@ -509,7 +509,7 @@ def test_recording_forces_a_spontaneous_turn_three_seconds_in(open_page):
 
 
 def test_clean_view_has_an_exit_on_screen(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     page.click("#clean")
     wait(page, "document.body.classList.contains('clean')")
     exit_button = page.locator("#clean-exit")
@@ -520,7 +520,7 @@ def test_clean_view_has_an_exit_on_screen(open_page):
 
 
 def test_scrubbing_back_then_changing_a_weight_keeps_the_view(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     wait(page, "flocksim.replay.length >= 30")
     page.click("#pause")
     wait(page, "flocksim.paused === true && flocksim.settled")
@@ -536,7 +536,7 @@ def test_scrubbing_back_then_changing_a_weight_keeps_the_view(open_page):
 
 
 def test_reset_while_paused_empties_the_timeline(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     wait(page, "flocksim.replay.length >= 30")
     page.click("#pause")
     wait(page, "flocksim.paused === true && flocksim.settled")
@@ -548,7 +548,7 @@ def test_reset_while_paused_empties_the_timeline(open_page):
 
 
 def test_recording_while_paused_lasts_as_long_as_asked(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     page.click("#pause")
     wait(page, "flocksim.paused === true && flocksim.settled")
     page.uncheck("#record-turn")
@@ -590,7 +590,7 @@ def test_open_world_camera_follows_the_flock(open_page):
 
 
 def test_panel_shows_slider_ranges_and_agent_size(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     hint = page.locator("#basic-fields .row:has(#basic-w-separation) .unit").inner_text()
     assert "1e+6" not in hint and "0 to 5" in hint, hint
     size = page.locator("#agent-size-value")
@@ -600,7 +600,7 @@ def test_panel_shows_slider_ranges_and_agent_size(open_page):
 
 
 def test_a_query_with_overrides_is_not_labelled_as_the_preset(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     label = page.evaluate("(s => s.options[s.selectedIndex].text)(document.getElementById('preset'))")
     assert "modified" in label, label
     page.select_option("#preset", "boids-2d")
@@ -610,7 +610,7 @@ def test_a_query_with_overrides_is_not_labelled_as_the_preset(open_page):
 
 
 def test_toolbar_buttons_keep_their_width(open_page):
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     width = lambda sel: page.locator(sel).bounding_box()["width"]  # noqa: E731
     pause, record = width("#pause"), width("#record")
     page.click("#pause")
@@ -630,7 +630,7 @@ def test_toolbar_buttons_keep_their_width(open_page):
 def test_status_shows_no_steps_per_second_during_replay(open_page):
     """A replayed frame carries the step rate it was sent with; while replaying nothing steps, so
     the status bar says 0."""
-    page = open_page(query("starlings-2d", "agents.n=150"))
+    page = open_page(query("starlings-2d-reference", "agents.n=150"))
     wait(page, "flocksim.replay.length >= 45 && flocksim.status.steps_per_second > 0")
     page.click("#pause")
     wait(page, "flocksim.paused === true && flocksim.settled")
@@ -644,7 +644,7 @@ def test_status_shows_no_steps_per_second_during_replay(open_page):
 def test_2d_agents_are_drawn_inside_the_border(open_page):
     """Soft walls let birds fly past the box edge; the drawing stops at the border."""
     weak_walls = ("world.bounds.turn_strength=20", "world.bounds.margin=0", "turning.enabled=false")
-    page = open_page(query("starlings-2d", "agents.n=150", *weak_walls))
+    page = open_page(query("starlings-2d-reference", "agents.n=150", *weak_walls))
     wait(page, "flocksim.frame.bboxMin[0] < -30 || flocksim.frame.bboxMin[1] < -30 || "
          "flocksim.frame.bboxMax[0] > 990 || flocksim.frame.bboxMax[1] > 570", 120_000)  # fmt: skip
     page.click("#pause")
@@ -665,7 +665,7 @@ def _canvas_image(page):
 
 
 def test_3d_sky_is_a_gradient_and_the_camera_frames_the_flock(open_page):
-    page = open_page(query("starlings-3d", "agents.n=0"))
+    page = open_page(query("starlings-3d-reference", "agents.n=0"))
     image = _canvas_image(page)
     w, h = image.size
     top, low = image.getpixel((w // 2, 5)), image.getpixel((w // 2, int(h * 0.7)))

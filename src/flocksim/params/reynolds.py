@@ -109,8 +109,9 @@ class Flight(Strict):
     """
 
     mode: Literal["point", "banked"] = choice("point", "Flight: point (point mass) | banked (wings, lift, roll).")
-    cruise_speed: float = quantity(10.0, "units/s", "Speed at which lift equals gravity", gt=0.0, le=1e9)
-    speed_time: float = quantity(1.0, "s", "Relaxation time of the speed toward cruise_speed", gt=0.0, le=1e6)
+    # lower bounds keep (|v| / cruise_speed)^2 and (cruise_speed - |v|) / speed_time finite at any allowed speed
+    cruise_speed: float = quantity(10.0, "units/s", "Speed at which lift equals gravity", ge=1e-3, le=1e9)
+    speed_time: float = quantity(1.0, "s", "Relaxation time of the speed toward cruise_speed", ge=1e-3, le=1e6)
     gravity: float = quantity(9.81, "units/s^2", "Gravity g (and the lift scale in 2D)", gt=0.0, le=1e9)
     max_bank: float = quantity(60.0, "deg", "Largest bank angle", gt=0.0, le=85.0)
     roll_in: float = quantity(10.0, "1/s", "Rate at which the bank grows toward its target", gt=0.0, le=1e6)
