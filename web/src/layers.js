@@ -42,6 +42,26 @@ export function baseGeometry(kind) {
     g.setAttribute("position", new THREE.Float32BufferAttribute(v, 3));
     g.computeVertexNormals(); // non-indexed: each corner gets its face's normal (flat shading)
     return g;
+  } else if (kind === "fish") {
+    // 3D fish, 5 triangles: a deep body in the vertical plane (its flank faces the side), a
+    // narrower one in the horizontal plane (seen from above), and a forked tail that wags in
+    // the shader (uFish)
+    const nose = [1, 0, 0];
+    const top = [-0.05, 0.32, 0];
+    const belly = [-0.05, -0.26, 0];
+    const waist = [-0.55, 0, 0];
+    const left = [-0.05, 0, 0.16];
+    const right = [-0.05, 0, -0.16];
+    v = [
+      ...nose, ...top, ...waist,
+      ...nose, ...waist, ...belly,
+      ...nose, ...left, ...waist,
+      ...nose, ...waist, ...right,
+      ...waist, -0.95, 0.28, 0, -0.95, -0.28, 0,
+    ]; // prettier-ignore
+    g.setAttribute("position", new THREE.Float32BufferAttribute(v, 3));
+    g.computeVertexNormals();
+    return g;
   } else if (kind === "diamond") {
     v = [1, 0, 0, 0, 1, 0, -1, 0, 0, 1, 0, 0, -1, 0, 0, 0, -1, 0];
   } else {
@@ -221,8 +241,10 @@ export class ObstacleLayer {
    * @param {number} dim 2 or 3
    * @param {boolean} planar 3D agents on the x-z ground (circles are vertical cylinders)
    * @param {number} minThickness smallest drawn wall thickness [world units]
+   * @param {number[]|null} [palette] 3D circles coloured in turn from these (sRGB; coral under
+   *   water), else all in the obstacle colour
    */
-  build(obstacles, dim, planar, minThickness) {
+  build(obstacles, dim, planar, minThickness, palette = null) {
     this.clear();
     if (!obstacles) return;
     const circles = obstacles.circles ?? [];
@@ -250,7 +272,9 @@ export class ObstacleLayer {
         if (!three) s.z = 1;
         p.set(c.center[0], c.center[1], z(c.center));
         mesh.setMatrixAt(k, m.compose(p, q.identity(), s));
+        if (three && palette?.length) mesh.setColorAt(k, new THREE.Color(palette[k % palette.length]));
       });
+      if (three && palette?.length) mesh.material = new THREE.MeshLambertMaterial({ color: 0xffffff });
       this.group.add(mesh);
     }
     if (segments.length) {

@@ -78,6 +78,7 @@ uniform vec3 uTurningColor;
 uniform float uMinPixels;  // 3D: smallest drawn body length [px] (highlighted agents: their own, larger)
 uniform float uPixelSize;  // 3D: world size of one pixel at view depth 1
 uniform float uFlap;       // 3D: wing-beat phase [rad]
+uniform float uFish;       // 3D: 1 for fish (the tail wags), 0 for birds (the wing tips beat)
 uniform vec3 uSunDir;      // 3D: toward the sun (world)
 uniform float uFogNear;    // 3D: view depth where haze begins [world units]
 uniform float uFogFar;     // 3D: view depth of full haze [world units]
@@ -129,7 +130,9 @@ void main() {
   if (uDim > 2.5) {
     depth = max(-centre.z, 1e-6);
     size = max(size, minPixels * depth * uPixelSize / 1.6);  // base shapes are 1.6 long
-    local.y += abs(local.z) * 0.45 * sin(uFlap + float(gl_InstanceID) * 2.39996);
+    float phase = uFlap + float(gl_InstanceID) * 2.39996;
+    if (uFish > 0.5) local.z += max(-local.x - 0.3, 0.0) * 0.5 * sin(0.5 * phase);
+    else local.y += abs(local.z) * 0.45 * sin(phase);
     // flat shading from the face normal and aerial perspective, per vertex: the fragment shader
     // only fills (cheap at 100 000 birds, also in a software renderer)
     vec3 n = normalize(normal.x * fwd + normal.y * up + normal.z * side + vec3(1e-9));
