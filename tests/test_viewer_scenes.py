@@ -109,7 +109,9 @@ def open_page(browser, server_url) -> Iterator[Callable[..., object]]:
 
 
 def settle(page, frames: int = 8) -> None:
-    """Let the view draw a few more frames (the camera eases toward the flock)."""
+    """Let the view draw a few more frames (the camera eases toward the flock), with no line
+    over the view (the compile notice would count as shapes in a screenshot)."""
+    wait(page, "!flocksim.compiling && document.getElementById('overlay').hidden", FIRST_FRAME_TIMEOUT_MS)
     drawn = hook(page, "framesDrawn")
     wait(page, f"flocksim.framesDrawn >= {drawn + frames}", 120_000)
 
@@ -129,22 +131,29 @@ def save(page, name: str) -> None:
 )
 def test_each_offered_mode_shows_its_agents_at_a_readable_size(open_page, preset, n, modes):
     """Only the modes where the scene means something are offered, and in each the agents are
-    shapes of several pixels: at least a third of them as blobs of 6 px or more, the typical one
+    shapes of several pixels: a third of them (at most 40 needed) as blobs of 6 px or more, the typical one
     of 6 px or more (couzin in 2D drew nothing; in 3D its fish were 1-3 px specks)."""
     page = open_page(query(preset, f"agents.n={n}"))
     offered = tuple(d for d in (2, 3) if page.locator(f"#mode-{d}d").is_enabled())
-    assert offered == modes, f"{preset}: offered {offered}, expected {modes}"
-    if preset == "flappy-boids":
-        return  # the game's view is checked below
-    for dim in offered:
+    # the picture first: a mode that is offered must show its agents (the old page offered
+    # couzin in 2D, where nothing was drawn)
+    for dim in offered if preset != "flappy-boids" else ():  # (the game's view is checked below)
         if hook(page, "dim") != dim:
             page.click(f"#mode-{dim}d")
-            wait(page, f"flocksim.frame?.dim === {dim}")
+            wait(page, f"flocksim.frame?.dim === {dim} || flocksim.errors.length > 0")
+            assert hook(page, "errors") == [], f"{preset}: {dim}D is offered and then refused"
+        # a few seconds in the mode: the first frames after a switch can look right and then not
+        # (couzin's two groups drifted apart out of the 2D view)
+        wait(page, f"flocksim.frame.time > {hook(page, 'frame')['time'] + 4}", 120_000)
         settle(page)
-        areas = blobs(canvas_pixels(page))
+        rgb = canvas_pixels(page)
+        if os.environ.get("DEBUG28"):
+            Image.fromarray(rgb).save(f"/tmp/dbg-{preset}-{dim}.png")
+        areas = blobs(rgb)
         readable = int(np.count_nonzero(areas >= 6))
         median = float(np.median(areas)) if len(areas) else 0.0
-        assert readable >= n / 3 and median >= 6, f"{preset} {dim}D: {readable} blobs >= 6 px of {n}, median {median}"
+        assert readable >= min(n / 3, 40) and median >= 6, f"{preset} {dim}D: {readable} blobs >= 6 px of {n}, median {median}"
+    assert offered == modes, f"{preset}: offered {offered}, expected {modes}"
 
 
 # ---- item 3: keys and status --------------------------------------------------------------------
