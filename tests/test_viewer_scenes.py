@@ -152,7 +152,8 @@ def test_each_offered_mode_shows_its_agents_at_a_readable_size(open_page, preset
         areas = blobs(rgb)
         readable = int(np.count_nonzero(areas >= 6))
         median = float(np.median(areas)) if len(areas) else 0.0
-        assert readable >= min(n / 3, 40) and median >= 6, f"{preset} {dim}D: {readable} blobs >= 6 px of {n}, median {median}"
+        seen = f"{preset} {dim}D: {readable} blobs >= 6 px of {n}, median {median}"
+        assert readable >= min(n / 3, 40) and median >= 6, seen
     assert offered == modes, f"{preset}: offered {offered}, expected {modes}"
 
 
@@ -206,9 +207,10 @@ def test_status_says_disconnected_then_reconnected(browser):
         page.close()
 
 
-@pytest.mark.parametrize("seconds", [3])
+@pytest.mark.parametrize("seconds", [6])
 def test_a_recording_lasts_as_long_as_asked(open_page, seconds):
-    """A 3 s recording gave 2.63 s of video (6 s gave 5.15 s)."""
+    """A 3 s recording gave 2.63 s of video (6 s gave 5.15 s): the recorder stopped on a
+    wall-clock timer, and its video starts some 0.2-0.5 s after that clock (more under load)."""
     page = open_page(query("starlings-2d", "agents.n=150"))
     page.uncheck("#record-turn")
     page.select_option("#record-format", "webm")
@@ -216,7 +218,7 @@ def test_a_recording_lasts_as_long_as_asked(open_page, seconds):
     page.click("#record")
     wait(page, "flocksim.lastRecording && Number.isFinite(flocksim.lastRecording.duration)", 60_000)
     duration = hook(page, "lastRecording")["duration"]
-    assert abs(duration - seconds) <= 0.2, duration
+    assert seconds - 0.1 <= duration <= seconds + 0.5, duration  # not shorter than asked
 
 
 # ---- item 4: the undersea worlds ----------------------------------------------------------------
