@@ -286,3 +286,47 @@ def test_flappy_boids_end_screen_and_best_score_kept_per_browser(browser, open_p
         assert f"best {over['score']}" in again.locator("#flappy-hud").inner_text()
     finally:
         context.close()
+
+
+# ---- item 6: how a murmuration is shown -----------------------------------------------------------
+
+
+def dark_shapes(rgb: np.ndarray) -> np.ndarray:
+    """Mask of the pixels darker by 30 than the median of the 31 x 31 around them: birds against
+    the sky (the world's faint light outline is not counted)."""
+    lum = rgb.astype(float) @ [0.299, 0.587, 0.114]
+    return lum < ndimage.median_filter(lum, size=31) - 30
+
+
+def test_500_starlings_are_framed_whole_by_the_follow_camera(open_page):
+    """The default follow camera sat so close to 500 starlings that the near darts overflowed the
+    frame: the birds stay off the canvas's edges and the flock still spans a quarter of it."""
+    page = open_page(query("starlings-3d"))
+    wait(page, "flocksim.frame.time > 3", 120_000)
+    for _ in range(6):  # the flock changes shape as it flies: several moments
+        settle(page, 10)
+        rgb = canvas_pixels(page)
+        dark = dark_shapes(rgb)
+        ys, xs = np.nonzero(dark)
+        assert len(xs) > 500, len(xs)  # the flock is in the picture
+        h, w = dark.shape
+        edge = 6
+        at_edge = float(np.mean((xs < edge) | (xs >= w - edge) | (ys < edge) | (ys >= h - edge)))
+        if os.environ.get("DEBUG28"):
+            Image.fromarray(rgb).save(f"/tmp/framed-{hook(page, 'frame')['time']:.0f}.png")
+            print("framed", at_edge, xs.min(), xs.max(), ys.min(), ys.max(), w, h, hook(page, "frame")["time"])
+        assert at_edge <= 0.002, at_edge
+        assert xs.max() - xs.min() > w / 4 or ys.max() - ys.min() > h / 4, (xs.min(), xs.max(), ys.min(), ys.max())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SHOTS, reason="screenshots for docs/viewer.md: set FLOCKSIM_SCREENSHOTS=docs/img")
+@pytest.mark.parametrize(
+    ("preset", "name"),
+    [("starlings-3d", "viewer-starlings-500.png"), ("starlings-3d-large", "viewer-starlings-100000.png")],
+)
+def test_murmuration_screenshots(open_page, preset, name):
+    page = open_page(query(preset), viewport=SHOT_VIEWPORT)
+    wait(page, "flocksim.frame.time > 1", FIRST_FRAME_TIMEOUT_MS)
+    settle(page, 4)
+    save(page, name)

@@ -104,6 +104,7 @@ export class EntityLayer {
         uNeighborColor: { value: new THREE.Color(COLORS.neighbor) },
         uTurningColor: { value: new THREE.Color(COLORS.turning) },
         uShade: { value: 0 },
+        uOpacity: { value: 1 },
         uMinPixels: { value: minPixels },
         uHighlight: { value: highlight },
         uRimColor: { value: new THREE.Color(COLORS.rim) },
@@ -129,6 +130,23 @@ export class EntityLayer {
   setColors(color2d, color3d) {
     this.colors = [color2d, color3d];
     this.material.uniforms.uColor.value.set(this.dim === 3 ? color3d : color2d);
+  }
+
+  /**
+   * Draw plain entries with this opacity (1: opaque); highlighted ones stay opaque. Below 1 the
+   * layer is blended and does not write depth, so where birds overlap along the line of sight the
+   * picture is darker: a large flock shows its density (sheets, waves) by its shade.
+   *
+   * @param {number} opacity 0..1
+   */
+  setOpacity(opacity) {
+    const blended = opacity < 1;
+    this.material.uniforms.uOpacity.value = opacity;
+    if (this.material.transparent !== blended) {
+      this.material.transparent = blended;
+      this.material.depthWrite = !blended;
+      this.material.needsUpdate = true;
+    }
   }
 
   /** Replace the base shape (2D arrow <-> 3D bird). */

@@ -40,8 +40,18 @@ const OPEN_WORLD_MARGIN = 1.6;
 const SIZE_3D = 1.1;
 /** The flock fills this share of the view when framed (3D), leaving a margin. */
 const FLOCK_FILL = 0.8;
-/** Share of the flock's birds a framing keeps in view (stragglers may leave it). */
+/** Flocks of up to this many birds are framed whole. */
+const WHOLE_FLOCK_MAX_N = 2_000;
+/** Share of a larger flock's birds a framing keeps in view (stragglers may leave it). */
 const FLOCK_QUANTILE = 0.97;
+/** The framed 3D camera stands at least this many flock radii (95 % of the birds within one)
+ * from the flock's centre: closer, the near birds are drawn huge and overflow the view. */
+const MIN_DISTANCE_RADII = 3.2;
+/** 3D: agents are drawn at most this share of the flock's mean spacing long (a starling's body is
+ * a few tenths of the distance to its neighbours; larger darts merge into a blanket). */
+const SPACING_SHARE_3D = 1 / 4.5;
+/** Flocks of more than this many agents are drawn translucent (density shading, see flockOpacity). */
+const OPAQUE_MAX_N = 5_000;
 /** Per frame, the share of the way the followed camera moves toward the flock. */
 const FOLLOW_RATE = 0.12;
 /** Per frame, the share of the way the followed 3D camera's distance moves toward its goal. */
@@ -68,6 +78,18 @@ export function agentMinPixels(n) {
  * is a hundred readable shapes rather than specks (the pixels they fill stay those of a few
  * thousand birds at the smallest size). */
 const SMALL_FLOCK_PIXELS = 9;
+/**
+ * Opacity of plain 3D agents in a flock of `n`: opaque up to OPAQUE_MAX_N, then falling as
+ * n^(-1/3) (about the birds one line of sight crosses) to at least 0.3: a lone bird is a faint
+ * dot, a sheet seen edge-on or a dense wave is dark.
+ *
+ * @param {number} n
+ * @returns {number} 0.3..1
+ */
+export function flockOpacity(n) {
+  return n <= OPAQUE_MAX_N ? 1 : Math.max(0.3, (OPAQUE_MAX_N / n) ** (1 / 3));
+}
+
 /** Wing beats per second of simulated time (3D birds). */
 const FLAP_HZ = 7;
 /** The sky's place in the draw order: after every opaque layer (their render orders are small). */
@@ -304,12 +326,13 @@ export class ViewRenderer {
     if (this.sizeFromFlock === null && frame.nAgents > 1) {
       // 3D: the flock is seen through its depth, so large flocks need smaller agents to stay
       // readable (projected coverage ~ N^(1/3) (size / spacing)^2)
-      const depth = frame.dim === 3 ? Math.max(3, frame.nAgents ** (1 / 6)) : 3;
+      const depth = frame.dim === 3 ? Math.max(1 / SPACING_SHARE_3D, frame.nAgents ** (1 / 6)) : 3;
       this.sizeFromFlock = flockSpacing(frame) / depth;
     }
     const size = this.agentSize;
     this.agents.update(frame, 0, frame.nAgents, size);
     this.agents.material.uniforms.uMinPixels.value = agentMinPixels(frame.nAgents);
+    this.agents.setOpacity(frame.dim === 3 ? flockOpacity(frame.nAgents) : 1);
     const [p0, p1] = extraRange(frame, FLAG_PREDATOR);
     this.predators.update(frame, p0, p1, size);
     const [t0, t1] = extraRange(frame, FLAG_TARGET);
@@ -404,8 +427,11 @@ export class ViewRenderer {
 
   /** The camera distance that frames the flock's sample (FLOCK_FILL of the view). */
   _flockDistance() {
-    const d = fitDistance(this.flock.points, this._basis(), ...this._tans(), FLOCK_QUANTILE) / FLOCK_FILL;
-    return Math.max(d, (this.agentSize || 1) * 20);
+    // a small flock is framed whole (a few stragglers cut by the frame's edge are a flaw in a
+    // picture of 500 birds); in a large one stragglers may leave the view
+    const quantile = (this.frame?.nAgents ?? Infinity) <= WHOLE_FLOCK_MAX_N ? 1 : FLOCK_QUANTILE;
+    const d = fitDistance(this.flock.points, this._basis(), ...this._tans(), quantile) / FLOCK_FILL;
+    return Math.max(d, (this.agentSize || 1) * 20, MIN_DISTANCE_RADII * this.flock.radius);
   }
 
   /** The 3D camera's axes (world): right, up, back (from the target toward the camera). */

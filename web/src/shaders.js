@@ -167,6 +167,7 @@ uniform float uShade;      // 1: 3D (shaded in the vertex shader); 0: 2D
 uniform float uClipKind;   // 2D: 0 none, 1 box, 2 ellipse
 uniform vec4 uClip;        // box: min x, min y, max x, max y; ellipse: 0, 0, semi-axis x, semi-axis y
 uniform vec3 uRimColor;    // 2D: rim of highlighted entries
+uniform float uOpacity;    // plain entries' opacity (large 3D flocks: density shows as shade)
 varying vec3 vColor;
 varying vec3 vEdge;
 varying vec3 vWorld;
@@ -186,7 +187,7 @@ void main() {
     vec3 rim = smoothstep(vec3(0.0), 1.3 * fwidth(vEdge), vEdge);
     colour = mix(uRimColor, colour, min(rim.x, min(rim.y, rim.z)));
   }
-  gl_FragColor = vec4(colour, 1.0);
+  gl_FragColor = vec4(colour, vHighlight > 0.5 ? 1.0 : uOpacity);
   #include <colorspace_fragment>
 }
 `;
