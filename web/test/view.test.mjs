@@ -109,3 +109,11 @@ test("engineText: what steps the simulation, in the status bar", async () => {
   assert.equal(engineText({ name: "cpu", threads: 1, layer: "tbb" }), "(1 thread)");
   assert.equal(engineText({ name: "cpu", threads: 4, layer: "none" }), "(4 threads)");
 });
+
+test("flockOpacity: opaque up to 5000 birds, then n^(-1/3), at least 0.3", async () => {
+  const { flockOpacity } = await import("../src/renderer.js");
+  assert.equal(flockOpacity(500), 1);
+  assert.equal(flockOpacity(5_000), 1);
+  assert.ok(Math.abs(flockOpacity(40_000) - 0.5) < 1e-12);
+  assert.equal(flockOpacity(1e7), 0.3);
+});
