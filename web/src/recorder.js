@@ -114,7 +114,8 @@ export class CanvasRecorder {
       if (lag >= this.lagMs) return;
       this.lagMs = lag;
       clearTimeout(this.stopTimer);
-      const end = this.startedAt + lag + seconds * 1000 + 1000 / CAPTURE_FPS;
+      // (a chunk is handed over at the next timeslice tick: half a tick is the mean wait)
+      const end = this.startedAt + lag - TIMESLICE_MS / 2 + seconds * 1000 + 1000 / CAPTURE_FPS;
       this.stopTimer = setTimeout(() => this.stop(), Math.max(end - now, 0));
     };
     this.finished = new Promise((resolve, reject) => {
