@@ -145,10 +145,7 @@ def test_each_offered_mode_shows_its_agents_at_a_readable_size(open_page, preset
         # (couzin's two groups drifted apart out of the 2D view)
         wait(page, f"flocksim.frame.time > {hook(page, 'frame')['time'] + 4}", 120_000)
         settle(page)
-        rgb = canvas_pixels(page)
-        if os.environ.get("DEBUG28"):
-            Image.fromarray(rgb).save(f"/tmp/dbg-{preset}-{dim}.png")
-        areas = blobs(rgb)
+        areas = blobs(canvas_pixels(page))
         # pixels of shapes of 6 px or more (agents side by side merge into one shape): at least
         # 2 per agent, and the typical shape 6 px or more
         covered = int(areas[areas >= 6].sum())
@@ -313,9 +310,6 @@ def test_500_starlings_are_framed_whole_by_the_follow_camera(open_page):
         h, w = dark.shape
         edge = 6
         at_edge = float(np.mean((xs < edge) | (xs >= w - edge) | (ys < edge) | (ys >= h - edge)))
-        if os.environ.get("DEBUG28"):
-            Image.fromarray(rgb).save(f"/tmp/framed-{hook(page, 'frame')['time']:.0f}.png")
-            print("framed", at_edge, xs.min(), xs.max(), ys.min(), ys.max(), w, h, hook(page, "frame")["time"])
         assert at_edge <= 0.002, at_edge
         assert xs.max() - xs.min() > w / 4 or ys.max() - ys.min() > h / 4, (xs.min(), xs.max(), ys.min(), ys.max())
 
