@@ -99,6 +99,7 @@ def serve_in_thread(app, port: int, **config) -> Iterator[None]:
 HEAVY_FILES = (
     "test_viewer_browser.py",
     "test_flappy_browser.py",
+    "test_viewer_scenes.py",
     "test_notebook_browser.py",
     "test_notebook.py",
     "test_notebook_kernel.py",

@@ -3,10 +3,9 @@ game for a few seconds with synthetic key presses against the real server.
 
 It checks that the player takes over the target, the score rises, the rock meshes arrive and are
 drawn (pixels that differ from the view drawn without them), that R restarts, and that the same
-pixel check reads nothing once the scene has no rocks. With ``FLOCKSIM_SCREENSHOTS=docs/img`` it
-saves the screenshot of docs/viewer.md (``docs/img/viewer-flappy-boids-play.png``):
-
-    FLOCKSIM_SCREENSHOTS=docs/img .venv/bin/python -m pytest -q tests/test_flappy_browser.py
+pixel check reads nothing once the scene has no rocks. With ``FLOCKSIM_SCREENSHOTS=DIR`` it saves
+its screenshot there (``viewer-flappy-boids-keys.png``; the one in docs/viewer.md comes from
+tests/test_viewer_scenes.py).
 """
 
 from __future__ import annotations
@@ -81,7 +80,7 @@ def test_play_with_keys_score_rises_rocks_drawn_restart(page, tmp_path):
     assert cost["with_ms"] > 0 and cost["without_ms"] > 0, cost
     out = Path(os.environ.get("FLOCKSIM_SCREENSHOTS") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(out / "viewer-flappy-boids-play.png"))
+    page.screenshot(path=str(out / "viewer-flappy-boids-keys.png"))
     # R restarts: a new flock at the start, the player keeps the target
     page.keyboard.press("r")
     wait(page, "flocksim.game !== null && flocksim.game.distance < 5 && flocksim.game.alive === 60")

@@ -3,6 +3,7 @@ message, the game rules (collision, falling behind, score, game over, restart) a
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -14,11 +15,19 @@ from flocksim.config import ConfigError
 from flocksim.game import Course, game_of
 from flocksim.game.chunks import ChunkCache
 from flocksim.game.course import NO_ROCK
+from flocksim.game.flappy import POINTS_PER_UNIT
 from flocksim.game.mesh import mesh_chunk
 from flocksim.game.noise import value_noise
 from flocksim.game.wire import decode_rocks, encode_rocks
 
-SMALL = ["agents.n=40", "game.gap_radius=10", "game.gap_min_radius=8", "game.speed=15", "game.speed_max=15"]
+SMALL = [
+    "agents.n=40",
+    "game.gap_radius=10",
+    "game.gap_min_radius=8",
+    "game.gap_shrink=1",
+    "game.speed=15",
+    "game.speed_max=15",
+]
 
 
 def params(*changes: str):
@@ -226,18 +235,55 @@ def test_bird_left_behind_is_lost():
     assert not sim.state.alive[0] and game.lost_behind == 1 and game.lost_rock == 0
 
 
-def test_score_is_distance_plus_birds_and_speed_grows():
+def test_score_is_earned_per_unit_flown_by_the_flock_kept_and_speed_grows():
     sim = flocksim.Simulation(params("game.speed=10", "game.speed_max=30", "game.speed_gain=0"), seed=0, threads=1)
     game = game_of(sim)
     sim.step(60)
     st = game.status(sim)
     assert st["distance"] == pytest.approx(60 * 10.0 / 60.0)  # 10 units/s for 1 s
-    assert st["score"] == math.floor(st["distance"]) + st["alive"] == 10 + 40
+    assert abs(st["score"] - POINTS_PER_UNIT * 10.0) <= 1  # the whole flock: POINTS_PER_UNIT a unit
+    # half the flock lost: the next unit earns half as much, and the score does not fall
+    sim.remove_agents(sim.state.ids[:20])
+    sim.step(60)
+    after = game.status(sim)
+    assert after["score"] == pytest.approx(st["score"] + POINTS_PER_UNIT * 10.0 * 20 / 40, abs=1.0)
+    assert after["score"] >= st["score"]
     fast = game_of(flocksim.Simulation(params("game.speed=10", "game.speed_max=30", "game.speed_gain=5"), threads=1))
     fast.target[0] += 2000.0  # 2000 units flown: 10 + 5 x 2 = 20 units/s
     assert fast.speed() == pytest.approx(20.0)
     fast.target[0] += 1e6
     assert fast.speed() == 30.0  # capped at speed_max
+
+
+def test_steering_into_a_wall_loses_the_flock_on_rock_and_the_score_never_falls():
+    """Issue 28: the player holds the target in a corner, in rock: the birds are lost on rock
+    (not "left behind", as when avoidance piled them against the wall), and the score only rises."""
+    sim = flocksim.Simulation(params(), seed=0, threads=1)
+    game = game_of(sim)
+    game.steer(-1.0, -1.0)
+    scores = []
+    for _ in range(120):
+        sim.step(10)
+        scores.append(game.status(sim)["score"])
+        if game.over:
+            break
+    st = game.status(sim)
+    assert st["game_over"] and st["alive"] == 0, st
+    assert st["lost_rock"] >= 0.9 * 40 and st["lost_rock"] + st["lost_behind"] == 40, st
+    assert all(b >= a for a, b in itertools.pairwise(scores)), scores
+
+
+def test_difficulty_rises_with_distance():
+    """The shipped course narrows its gaps and speeds up as it goes (preset flappy-boids)."""
+    shipped = flocksim.apply_overrides(flocksim.load_preset("flappy-boids"), ["agents.n=20"])
+    game = game_of(flocksim.Simulation(shipped, threads=1))
+    course = game.course
+    near = course.gap_radius(0)
+    far = int((1000.0 - course.game.first_wall) / course.game.wall_spacing)
+    assert course.gap_radius(far) <= near - 4.0, (near, course.gap_radius(far))
+    v0 = game.speed()
+    game.target[0] += 1000.0
+    assert game.speed() >= v0 + 6.0
 
 
 def test_game_over_when_the_flock_is_gone_then_the_target_stops():
@@ -288,7 +334,11 @@ def test_rock_steers_the_birds_through_the_engine():
     seed = straight_into_rock_seed()
     hit = {}
     for weight in ("3", "0"):
-        sim = flocksim.Simulation(params("game.pilot=straight", f"rules.avoid.weight={weight}"), seed=seed, threads=1)
+        # no bird left behind (held back by rock counts as rock): only touching rock counts
+        p = params(
+            "game.pilot=straight", "game.max_lag=1000", "rules.avoid.strength=40", f"rules.avoid.weight={weight}"
+        )
+        sim = flocksim.Simulation(p, seed=seed, threads=1)
         sim.step(480)
         hit[weight] = game_of(sim).lost_rock
     assert hit["0"] > 20 and hit["3"] < hit["0"] / 2, hit

@@ -57,3 +57,10 @@ def test_large_murmuration_keeps_the_density_of_starlings_3d(small_name, differ)
     for key in differ:
         a.pop(key), b.pop(key)
     assert a == b
+
+
+def test_reef_coral_sits_on_the_seabed():
+    """Issue 28: every coral head rests on the seabed (y = 0), its lower part buried; they floated
+    at up to 31 units with the tank's floor showing below them."""
+    for c in load_preset("reef").obstacles.circles:
+        assert c.center[1] - c.body_radius < 0.0 < c.center[1], c

@@ -390,3 +390,27 @@ def test_the_warm_up_thread_starts_after_the_compile_tracker_listens(monkeypatch
     warmup.warm_up_in_background(None).join(timeout=30)
     assert order == ["tracker", "warm-up"]
     assert compiling.tracker() is compiling.tracker()
+
+
+# ---- issue 28: a scene is offered only in the modes where it has a meaning --------------------
+
+
+def test_hello_lists_each_scenes_modes_agents_and_look(client):
+    with client.websocket_connect(SMALL) as ws:
+        rows = {p["name"]: p for p in expect(ws, "hello")["presets"]}
+    assert rows["crowd"]["modes"] == [2] and rows["crowd"]["agent"] == "person"
+    assert rows["flappy-boids"]["modes"] == [3] and rows["flappy-boids"]["look"] == "sea"
+    assert rows["reef"]["agent"] == "fish" and rows["starlings-2d"]["modes"] == [2, 3]
+    for row in rows.values():
+        assert row["dim"] in row["modes"], row  # a scene is offered in its own dimension
+
+
+@pytest.mark.parametrize(("preset", "dim"), [("crowd", 3), ("crowd-maze", 3), ("flappy-boids", 2), ("couzin", 2)])
+def test_a_mode_the_scene_is_not_offered_in_is_refused(client, preset, dim):
+    with client.websocket_connect(f"/ws?protocol=2&preset={preset}&set=agents.n%3D30") as ws:
+        opened(ws)
+        send(ws, type="mode", dim=dim)
+        message = expect(ws, "error")["message"]
+        assert message.startswith("mode.dim:") and f"{preset} is shown in {5 - dim}D only" in message, message
+        if preset != "flappy-boids":  # (the game also sends rock meshes and scores)
+            assert frame(ws).dim == 5 - dim  # the scene goes on in its own mode

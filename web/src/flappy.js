@@ -36,6 +36,42 @@ const DEFAULT_WALL_SPACING = 60;
 /** Distance on screen from the target at which the mouse or a finger steers at full rate, per view height. */
 const POINTER_FULL = 0.2;
 const POINTER_INTERVAL_MS = 33;
+/** Where this browser keeps its best Flappy Boids score (localStorage). */
+export const BEST_KEY = "flocksim.flappy.best";
+
+/**
+ * The best score kept in this browser (0 when none or storage is blocked).
+ *
+ * @param {Storage|null} storage
+ * @returns {number}
+ */
+export function readBest(storage) {
+  try {
+    const v = Number(storage?.getItem(BEST_KEY));
+    return Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Keep a score as the best if it beats it.
+ *
+ * @param {Storage|null} storage
+ * @param {number} score
+ * @returns {boolean} whether it is a new best
+ */
+export function keepBest(storage, score) {
+  if (!(score > readBest(storage))) return false;
+  try {
+    storage?.setItem(BEST_KEY, String(Math.floor(score)));
+  } catch {
+    // storage blocked (private mode): the best lasts this page only
+  }
+  return true;
+}
+/** The seabed under the course is laid again every this many units flown [world units]. */
+const SEABED_STEP = 120;
 
 /**
  * The [y, z] steering of the held keys (each component in [-1, 1]).
@@ -113,9 +149,19 @@ export class FlappyPage {
       whiteSpace: "pre",
     });
     this.hud.hidden = true;
+    /** what the HUD calls the agents ("fish", "birds") */
+    this.agents = "birds";
+    this.storage = safeStorage();
+    this.best = readBest(this.storage);
+    /** the game that ended set a new best */
+    this.newBest = false;
+    this.end = document.createElement("div");
+    this.end.id = "flappy-end";
+    this.end.hidden = true;
     const parent = canvas.parentElement ?? canvas;
     if (getComputedStyle(parent).position === "static") parent.style.position = "relative";
     parent.appendChild(this.hud);
+    parent.appendChild(this.end);
     parent.addEventListener("pointerdown", (e) => this._down(e), { capture: true });
     window.addEventListener("pointermove", (e) => this._move(e));
     window.addEventListener("pointerup", (e) => this._up(e));
@@ -137,6 +183,10 @@ export class FlappyPage {
     this.active = active;
     this.wallSpacing = msg.params?.game?.wall_spacing ?? DEFAULT_WALL_SPACING;
     this.hud.hidden = !active;
+    if (msg.reset || !active) {
+      this.end.hidden = true;
+      this.newBest = false;
+    }
     this.canvas.style.touchAction = active ? "none" : "";
     if (active) {
       this.view.setFollow(false, false);
@@ -145,6 +195,7 @@ export class FlappyPage {
     } else if (was) {
       if (this.view.controls) this.view.controls.enabled = true; // the camera is the user's again
       this.player = false;
+      this.view.seabedFollowed = false;
     }
     this.view.dirty = true;
   }
@@ -159,10 +210,28 @@ export class FlappyPage {
   onGame(msg) {
     this.status = msg;
     this.rocks.keep(msg.chunks ?? []);
-    const lines = [`score ${msg.score}   distance ${Math.floor(msg.distance)}   birds ${msg.alive} (lost ${msg.lost})`];
-    if (msg.game_over) lines.push("GAME OVER: press R to restart");
-    else if (!this.player) lines.push("arrows / WASD, mouse or touch to steer");
+    if (keepBest(this.storage, msg.score)) {
+      this.best = msg.score;
+      this.newBest = true;
+    }
+    const head = `score ${msg.score}   best ${this.best}   distance ${Math.floor(msg.distance)}`;
+    const lines = [`${head}   ${this.agents} ${msg.alive} (lost ${msg.lost})`];
+    if (!msg.game_over && !this.player) lines.push("arrows / WASD, mouse or touch to steer");
     this.hud.textContent = lines.join("\n");
+    this.showEnd(msg);
+  }
+
+  /** The end screen: shown once no fish is left, until the restart. */
+  showEnd(msg) {
+    this.end.hidden = !msg.game_over;
+    if (!msg.game_over) return;
+    const best = this.newBest ? "a new best!" : `best ${this.best}`;
+    this.end.replaceChildren(
+      line("h2", "Game over"),
+      line("p", `score ${msg.score} (${best})`, "flappy-score"),
+      line("p", `distance ${Math.floor(msg.distance)}; lost ${msg.lost_rock} on rock, ${msg.lost_behind} left behind`),
+      line("p", "press R or tap to play again", "flappy-again"),
+    );
   }
 
   /** After a frame is drawn: the chase camera behind the target. */
@@ -173,10 +242,29 @@ export class FlappyPage {
     cam.position.set(x + CAMERA_BEHIND[0], y + CAMERA_BEHIND[1], z + CAMERA_BEHIND[2]);
     this.view.controls?.target.set(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
     cam.lookAt(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
-    this.rocks.view(cam.position.x, -CAMERA_BEHIND[0] + VIEW_WALLS * this.wallSpacing, this.wallSpacing);
+    const range = -CAMERA_BEHIND[0] + VIEW_WALLS * this.wallSpacing;
+    this.rocks.view(cam.position.x, range, this.wallSpacing);
+    this._seabed(x, z, range);
     // the depth range follows the course around the target, not the whole (very long) box
     this.view.fitBox = { min: [x - 100, -10, -10], max: [x + 200, y + 60, z + 60] };
     this.view.dirty = true;
+  }
+
+  /**
+   * Under water: the seabed under the course around the target (laid again every SEABED_STEP
+   * units flown), fading into the water where the rock does.
+   *
+   * @param {number} x the target's x [world units]
+   * @param {number} z the target's z [world units]
+   * @param {number} range rock is drawn up to this view depth [world units]
+   */
+  _seabed(x, z, range) {
+    const view = this.view;
+    view.seabedFollowed = true;
+    if (!view.sea) return;
+    const centre = Math.round(x / SEABED_STEP) * SEABED_STEP;
+    view.seabed.build(centre - 2 * SEABED_STEP, centre + 3 * SEABED_STEP, z - 2 * SEABED_STEP, z + 2 * SEABED_STEP);
+    view.seabed.setFog(range - this.wallSpacing, range);
   }
 
   /**
@@ -214,9 +302,14 @@ export class FlappyPage {
   }
 
   _down(e) {
-    if (!this.active || e.target !== this.canvas || e.button !== 0) return;
+    if (!this.active || (e.target !== this.canvas && e.target !== this.end && !this.end.contains(e.target))) return;
+    if (e.button !== 0) return;
     e.preventDefault();
     e.stopPropagation();
+    if (this.status?.game_over) {
+      this.send({ type: "reset" }); // the end screen: a tap plays again
+      return;
+    }
     this.pointerId = e.pointerId;
     this._steer(this._pointerSteering(e));
   }
@@ -239,5 +332,22 @@ export class FlappyPage {
     this.held.clear();
     this.pointerId = null;
     if (this.active && this.player) this._steer([0, 0]);
+  }
+}
+
+/** An element with text (and a class). */
+function line(tag, text, className = "") {
+  const node = document.createElement(tag);
+  node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+/** The page's localStorage, null where it is blocked. */
+function safeStorage() {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
   }
 }

@@ -23,6 +23,22 @@ export function takesText(element) {
   return tag === "INPUT" && TEXT_INPUTS.has(String(element.type ?? "text").toLowerCase());
 }
 
+/** Keys that change a closed drop-down's choice (Chromium): on the scene list they would switch
+ * the scene and throw the flock away (and Up/Down are Flappy Boids' steering keys), so a closed
+ * drop-down does not take them; Alt+Down, F4 or a click opens its list. */
+export const DROPDOWN_KEYS = new Set(["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End"]);
+
+/**
+ * Whether a key press on a focused element must not act on it as a drop-down choice.
+ *
+ * @param {{key: string, altKey?: boolean, target?: {tagName?: string}}} e
+ * @returns {boolean}
+ */
+export function keepFromDropdown(e) {
+  const tag = String(e.target?.tagName ?? "").toUpperCase();
+  return tag === "SELECT" && !e.altKey && DROPDOWN_KEYS.has(e.key);
+}
+
 /** Shortcut keys (KeyboardEvent.key) and what they do. */
 export const SHORTCUTS = {
   " ": "pause",

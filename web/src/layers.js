@@ -42,6 +42,26 @@ export function baseGeometry(kind) {
     g.setAttribute("position", new THREE.Float32BufferAttribute(v, 3));
     g.computeVertexNormals(); // non-indexed: each corner gets its face's normal (flat shading)
     return g;
+  } else if (kind === "fish") {
+    // 3D fish, 5 triangles: a deep body in the vertical plane (its flank faces the side), a
+    // narrower one in the horizontal plane (seen from above), and a forked tail that wags in
+    // the shader (uFish)
+    const nose = [1, 0, 0];
+    const top = [-0.05, 0.32, 0];
+    const belly = [-0.05, -0.26, 0];
+    const waist = [-0.55, 0, 0];
+    const left = [-0.05, 0, 0.16];
+    const right = [-0.05, 0, -0.16];
+    v = [
+      ...nose, ...top, ...waist,
+      ...nose, ...waist, ...belly,
+      ...nose, ...left, ...waist,
+      ...nose, ...waist, ...right,
+      ...waist, -0.95, 0.28, 0, -0.95, -0.28, 0,
+    ]; // prettier-ignore
+    g.setAttribute("position", new THREE.Float32BufferAttribute(v, 3));
+    g.computeVertexNormals();
+    return g;
   } else if (kind === "diamond") {
     v = [1, 0, 0, 0, 1, 0, -1, 0, 0, 1, 0, 0, -1, 0, 0, 0, -1, 0];
   } else {
@@ -84,6 +104,7 @@ export class EntityLayer {
         uNeighborColor: { value: new THREE.Color(COLORS.neighbor) },
         uTurningColor: { value: new THREE.Color(COLORS.turning) },
         uShade: { value: 0 },
+        uOpacity: { value: 1 },
         uMinPixels: { value: minPixels },
         uHighlight: { value: highlight },
         uRimColor: { value: new THREE.Color(COLORS.rim) },
@@ -109,6 +130,23 @@ export class EntityLayer {
   setColors(color2d, color3d) {
     this.colors = [color2d, color3d];
     this.material.uniforms.uColor.value.set(this.dim === 3 ? color3d : color2d);
+  }
+
+  /**
+   * Draw plain entries with this opacity (1: opaque); highlighted ones stay opaque. Below 1 the
+   * layer is blended and does not write depth, so where birds overlap along the line of sight the
+   * picture is darker: a large flock shows its density (sheets, waves) by its shade.
+   *
+   * @param {number} opacity 0..1
+   */
+  setOpacity(opacity) {
+    const blended = opacity < 1;
+    this.material.uniforms.uOpacity.value = opacity;
+    if (this.material.transparent !== blended) {
+      this.material.transparent = blended;
+      this.material.depthWrite = !blended;
+      this.material.needsUpdate = true;
+    }
   }
 
   /** Replace the base shape (2D arrow <-> 3D bird). */
@@ -221,8 +259,10 @@ export class ObstacleLayer {
    * @param {number} dim 2 or 3
    * @param {boolean} planar 3D agents on the x-z ground (circles are vertical cylinders)
    * @param {number} minThickness smallest drawn wall thickness [world units]
+   * @param {number[]|null} [palette] 3D circles coloured in turn from these (sRGB; coral under
+   *   water), else all in the obstacle colour
    */
-  build(obstacles, dim, planar, minThickness) {
+  build(obstacles, dim, planar, minThickness, palette = null) {
     this.clear();
     if (!obstacles) return;
     const circles = obstacles.circles ?? [];
@@ -250,7 +290,9 @@ export class ObstacleLayer {
         if (!three) s.z = 1;
         p.set(c.center[0], c.center[1], z(c.center));
         mesh.setMatrixAt(k, m.compose(p, q.identity(), s));
+        if (three && palette?.length) mesh.setColorAt(k, new THREE.Color(palette[k % palette.length]));
       });
+      if (three && palette?.length) mesh.material = new THREE.MeshLambertMaterial({ color: 0xffffff });
       this.group.add(mesh);
     }
     if (segments.length) {

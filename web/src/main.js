@@ -13,8 +13,8 @@ import "./style.css";
 
 import { Connection, socketUrl } from "./connection.js";
 import { FlappyPage } from "./flappy.js";
-import { shortcutFor, takesText } from "./keys.js";
-import { COLORS, LEGEND } from "./palette.js";
+import { keepFromDropdown, shortcutFor, takesText } from "./keys.js";
+import { COLORS, legendFor } from "./palette.js";
 import { BasicPanel, ExpertPanel } from "./panels.js";
 import { PointerControl } from "./pointer.js";
 import { FLAG_TURNING, agentCentroid, meanHeading, selectedAgent, statusOf } from "./protocol.js";
@@ -80,6 +80,12 @@ class App {
     /** a recording switched spontaneous turning on: switch it off again when it ends */
     this.restoreTurning = null;
     this.connected = false;
+    /** the connection was lost and is not back yet */
+    this.lost = false;
+    /** reconnected: say so when the new simulation's parameters arrive */
+    this.reconnected = false;
+    /** the shipped scenes by name ({name, dim, n, modes, agent, look}) */
+    this.scenes = new Map();
     this.compiling = false;
 
     const panelHost = {
@@ -130,18 +136,26 @@ class App {
   // ---- server messages -------------------------------------------------------------------
 
   onConnection(open) {
+    const wasLost = this.lost;
     this.connected = open;
     byId("connection").className = open ? "online" : "offline";
     byId("connection").title = open ? "connected" : "connection lost: reconnecting";
     if (!open) {
       this.unanswered = 0;
-      this.errors.show("connection to the flocksim server lost: reconnecting");
+      if (!this.lost) this.errors.show("connection to the flocksim server lost: reconnecting");
+      this.lost = true;
+      // nothing steps for this page now: no steps per second, and the mode says so
+      this.statusBar.showDisconnected();
+    } else if (wasLost) {
+      this.lost = false;
+      this.reconnected = true; // said once the new simulation's parameters arrive
     }
   }
 
   onHello(msg) {
     // a new connection (also after a reconnect): a new simulation, nothing to replay yet
     this.hello = msg;
+    this.scenes = new Map(msg.presets.map((p) => [p.name, p]));
     this.current = null;
     this.replays = new ReplayStore();
     this.paused = false;
@@ -184,8 +198,22 @@ class App {
     }
     this.refreshControls(false);
     this.showScene(msg);
-    byId("mode-2d").setAttribute("aria-pressed", String(msg.dim === 2));
-    byId("mode-3d").setAttribute("aria-pressed", String(msg.dim === 3));
+    const scene = this.sceneOf(msg);
+    for (const dim of [2, 3]) {
+      const button = /** @type {HTMLButtonElement} */ (byId(`mode-${dim}d`));
+      button.setAttribute("aria-pressed", String(msg.dim === dim));
+      const offered = scene.modes.includes(dim);
+      button.disabled = !offered;
+      button.title = offered
+        ? `Switch to the ${dim}D variant of the scene`
+        : `${msg.origin} is shown in ${scene.modes.map((d) => `${d}D`).join(" and ")} only`;
+    }
+    this.buildLegend(scene.agent);
+    this.flappy.agents = pluralOf(scene.agent);
+    if (this.reconnected) {
+      this.reconnected = false;
+      this.statusBar.showNotice(`reconnected: ${msg.preset ?? msg.origin ?? "the scene"} starts over`);
+    }
     byId("pointer-toggle").hidden = msg.dim !== 3;
     byId("scene-description").textContent = msg.params.description ?? "";
     this.statusBar.showEngine(msg.engine);
@@ -196,7 +224,7 @@ class App {
       this.expertSnapshot = structuredClone(msg.params);
       this.rebaseExpert = false;
     }
-    this.view.configure(msg.params);
+    this.view.configure(msg.params, scene.look);
     this.flappy.onParams(msg);
     // replay buffers: a refilled flock starts its mode's buffer over; a mode whose simulation the
     // server no longer keeps loses its buffer; a resumed mode keeps its own
@@ -213,6 +241,22 @@ class App {
     if (msg.paused !== this.paused) this.applyPaused(msg.paused);
     else if (this.paused && (this.atLiveEnd() || msg.reset || modeChanged)) this.requestPausedFrame(); // show the change
     this.refreshPauseUi();
+  }
+
+  /**
+   * How the scene a `params` message started from is shown: its modes, what its agents are
+   * called and its 3D look (both modes, birds, sky for parameters that started from no scene).
+   *
+   * @param {{origin?: string|null, dim: number}} msg
+   * @returns {{modes: number[], agent: string, look: string}}
+   */
+  sceneOf(msg) {
+    const row = msg.origin ? this.scenes.get(msg.origin) : null;
+    return {
+      modes: row?.modes ?? [2, 3],
+      agent: row?.agent ?? "bird",
+      look: row?.look ?? "sky",
+    };
   }
 
   /** The scene drop-down: the preset, or "NAME (modified)" when the parameters differ from it. */
@@ -545,11 +589,11 @@ class App {
     }
   }
 
-  /** The colour legend (View section). */
-  buildLegend() {
+  /** The colour legend (View section), in the words of the scene's agents ("bird", "fish", ...). */
+  buildLegend(agent = "bird") {
     const hex = (c) => `#${c.toString(16).padStart(6, "0")}`;
     byId("legend").replaceChildren(
-      ...LEGEND.map(([key, words]) =>
+      ...legendFor(agent).map(([key, words]) =>
         el("li", {}, el("span", { class: "swatch", style: `background:${hex(COLORS[key])}` }), words),
       ),
     );
@@ -610,6 +654,15 @@ class App {
       if (this.shown) this.view.show(this.shown);
     });
     window.addEventListener("keydown", (e) => this.onKey(e));
+    // a closed drop-down does not take Up/Down (the scene list would throw the flock away): the
+    // key goes on to the view (Flappy Boids steers with it)
+    document.addEventListener(
+      "keydown",
+      (e) => {
+        if (keepFromDropdown(/** @type {any} */ (e))) e.preventDefault();
+      },
+      { capture: true },
+    );
     // Space and Enter act on a focused button or checkbox when released: not when Space is ours
     window.addEventListener("keyup", (e) => {
       if (shortcutFor(e) === "pause") e.preventDefault();
@@ -662,6 +715,11 @@ class App {
         break;
     }
   }
+}
+
+/** The plural of an agent noun ("fish", "people", "enemies", "birds"). */
+function pluralOf(agent) {
+  return { fish: "fish", person: "people", enemy: "enemies" }[agent] ?? `${agent}s`;
 }
 
 /**

@@ -46,10 +46,20 @@ export const SKY = {
 /** Direction toward the low sun (world, +y up), for the sky's glow and the birds' shading. */
 export const SUN_DIRECTION = [0.55, 0.18, -0.82];
 
-/** The legend: [colour key, words] in the order shown in the panel. */
+/** The legend: [colour key, words] in the order shown in the panel ("bird" is the scene's agent). */
 export const LEGEND = [
   ["selected", "selected bird (id 0)"],
   ["neighbor", "its 7 nearest neighbours"],
   ["turning", "in a spontaneous turn"],
   ["predator", "predator"],
 ];
+
+/**
+ * The legend for a scene whose agents are called `agent` ("bird", "fish", "person", ...).
+ *
+ * @param {string} [agent]
+ * @returns {Array<[string, string]>}
+ */
+export function legendFor(agent = "bird") {
+  return LEGEND.map(([key, words]) => [key, words.replace("bird", agent)]);
+}

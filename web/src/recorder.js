@@ -16,6 +16,9 @@ export const MIME_CANDIDATES = [
 
 /** Frames per second requested from the canvas stream. */
 export const CAPTURE_FPS = 30;
+/** MediaRecorder hands over a chunk this often [ms]. */
+export const TIMESLICE_MS = 100;
+
 
 /**
  * The first container/codec MediaRecorder supports here.
@@ -61,6 +64,8 @@ export class CanvasRecorder {
     this.chunks = [];
     this.startedAt = 0;
     this.stopTimer = 0;
+    /** how far the video's clock lags behind start() [ms] (Infinity until a chunk says) */
+    this.lagMs = Infinity;
     /** @type {Promise<Recording>|null} */
     this.finished = null;
   }
@@ -94,8 +99,24 @@ export class CanvasRecorder {
     const recorder = new MediaRecorder(stream, mimeType ? { mimeType, videoBitsPerSecond: 8_000_000 } : {});
     this.recorder = recorder;
     this.chunks = [];
+    // A timed recording stops when the video holds its length. The video's clock starts with its
+    // first frame, 0.2 to 0.5 s after start() (more under load): a wall-clock timer of the
+    // asked length gave 2.63 s of video for 3 s. Each chunk's timecode is that clock; its
+    // arrival minus its timecode is the clock's lag behind start() (plus the chunk's delivery
+    // delay, hence the smallest seen), and the stop waits for it.
+    let firstTimecode = null;
     recorder.ondataavailable = (e) => {
       if (e.data && e.data.size > 0) this.chunks.push(e.data);
+      if (!(seconds > 0) || !Number.isFinite(e.timecode)) return;
+      firstTimecode ??= e.timecode;
+      const now = performance.now();
+      const lag = now - this.startedAt - (e.timecode - firstTimecode);
+      if (lag >= this.lagMs) return;
+      this.lagMs = lag;
+      clearTimeout(this.stopTimer);
+      // (a chunk is handed over at the next timeslice tick: half a tick is the mean wait)
+      const end = this.startedAt + lag - TIMESLICE_MS / 2 + seconds * 1000 + 1000 / CAPTURE_FPS;
+      this.stopTimer = setTimeout(() => this.stop(), Math.max(end - now, 0));
     };
     this.finished = new Promise((resolve, reject) => {
       recorder.onerror = (e) => reject(e.error ?? new Error("recording failed"));
@@ -118,7 +139,9 @@ export class CanvasRecorder {
       };
     });
     this.startedAt = performance.now();
-    recorder.start(250); // a chunk every 250 ms: a crash loses little
+    this.lagMs = Infinity;
+    recorder.start(TIMESLICE_MS); // small chunks: a crash loses little, the video's clock is read often
+    // where the browser gives no chunk timecodes, the wall clock alone decides
     if (seconds > 0) this.stopTimer = setTimeout(() => this.stop(), seconds * 1000);
     return this.finished;
   }

@@ -24,12 +24,15 @@ import { BoundsOutline, COLORS, EntityLayer, ObstacleLayer, baseGeometry } from 
 import { SKY, SUN_DIRECTION } from "./palette.js";
 import { pixelDifference } from "./pixels.js";
 import { FLAG_PREDATOR, FLAG_TARGET, extraRange } from "./protocol.js";
+import { CORAL_COLORS, FISH_COLOR, FISH_SILVER, Seabed, WATER, applyLook } from "./sea.js";
 import { SKY_FRAGMENT, SKY_VERTEX } from "./shaders.js";
 import { TrailLayer } from "./trails.js";
 
 /** Direction from the flock's centre to a fresh 3D camera: in front, a little to the side and
  * below, looking slightly up at the flock against the sky. */
 const VIEW_DIRECTION = new THREE.Vector3(0.35, -0.3, 1).normalize();
+/** Under water the camera looks a little down at the school, the seabed and coral below it. */
+const SEA_VIEW_DIRECTION = new THREE.Vector3(0.35, 0.4, 1).normalize();
 const FOV_DEG = 45;
 /** Open worlds fit the flock's box enlarged by this factor (the flock spreads and drifts). */
 const OPEN_WORLD_MARGIN = 1.6;
@@ -37,8 +40,18 @@ const OPEN_WORLD_MARGIN = 1.6;
 const SIZE_3D = 1.1;
 /** The flock fills this share of the view when framed (3D), leaving a margin. */
 const FLOCK_FILL = 0.8;
-/** Share of the flock's birds a framing keeps in view (stragglers may leave it). */
+/** Flocks of up to this many birds are framed whole. */
+const WHOLE_FLOCK_MAX_N = 2_000;
+/** Share of a larger flock's birds a framing keeps in view (stragglers may leave it). */
 const FLOCK_QUANTILE = 0.97;
+/** The framed 3D camera stands at least this many flock radii (95 % of the birds within one)
+ * from the flock's centre: closer, the near birds are drawn huge and overflow the view. */
+const MIN_DISTANCE_RADII = 3.2;
+/** 3D: agents are drawn at most this share of the flock's mean spacing long (a starling's body is
+ * a few tenths of the distance to its neighbours; larger darts merge into a blanket). */
+const SPACING_SHARE_3D = 1 / 4.5;
+/** Flocks of more than this many agents are drawn translucent (density shading, see flockOpacity). */
+const OPAQUE_MAX_N = 5_000;
 /** Per frame, the share of the way the followed camera moves toward the flock. */
 const FOLLOW_RATE = 0.12;
 /** Per frame, the share of the way the followed 3D camera's distance moves toward its goal. */
@@ -58,14 +71,35 @@ const MIN_PIXELS_FULL_N = 10_000;
  * @returns {number}
  */
 export function agentMinPixels(n) {
-  return MIN_AGENT_PIXELS * Math.sqrt(MIN_PIXELS_FULL_N / Math.max(n, MIN_PIXELS_FULL_N));
+  return Math.min(MIN_AGENT_PIXELS * Math.sqrt(MIN_PIXELS_FULL_N / Math.max(n, 1)), SMALL_FLOCK_PIXELS);
 }
+/** Smallest drawn length of an agent in a small flock [CSS px]: from MIN_AGENT_PIXELS at
+ * MIN_PIXELS_FULL_N agents it grows as 1 / sqrt(N) up to this, so that a school of 100 sparse fish
+ * is a hundred readable shapes rather than specks (the pixels they fill stay those of a few
+ * thousand birds at the smallest size). */
+const SMALL_FLOCK_PIXELS = 9;
+/**
+ * Opacity of plain 3D agents in a flock of `n`: opaque up to OPAQUE_MAX_N, then falling as
+ * n^(-1/3) (about the birds one line of sight crosses) to at least 0.3: a lone bird is a faint
+ * dot, a sheet seen edge-on or a dense wave is dark.
+ *
+ * @param {number} n
+ * @returns {number} 0.3..1
+ */
+export function flockOpacity(n) {
+  return n <= OPAQUE_MAX_N ? 1 : Math.max(0.3, (OPAQUE_MAX_N / n) ** (1 / 3));
+}
+
 /** Wing beats per second of simulated time (3D birds). */
 const FLAP_HZ = 7;
 /** The sky's place in the draw order: after every opaque layer (their render orders are small). */
 const SKY_RENDER_ORDER = 1e6;
 /** Aerial perspective: haze of a bird at the far side of the flock. */
 const HAZE_MAX = 0.6;
+/** Under water: haze of a fish at the far side of the school (water is thicker than air). */
+const HAZE_MAX_SEA = 0.75;
+/** Under water the seabed reaches this many times the world's largest side beyond it (into the fog). */
+const SEABED_REACH = 1.5;
 
 /**
  * @typedef {import("./protocol.js").Frame} Frame
@@ -82,10 +116,16 @@ export class ViewRenderer {
     this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
     this.renderer.setClearColor(COLORS.background, 1);
     this.scene = new THREE.Scene();
-    this.scene.add(new THREE.HemisphereLight(0xdfe8f5, 0x4a4238, 1.7));
+    this.hemisphere = new THREE.HemisphereLight(0xdfe8f5, 0x4a4238, 1.7);
+    this.scene.add(this.hemisphere);
     const sun = new THREE.DirectionalLight(0xffe2c4, 2.0);
     sun.position.set(...SUN_DIRECTION);
+    this.sun = sun;
     this.scene.add(sun);
+    /** the 3D world around the agents: "sky" (birds at dusk) or "sea" (fish under water) */
+    this.look = "sky";
+    /** the seabed's fog is set by Flappy Boids (it follows the course), not by render() */
+    this.seabedFollowed = false;
 
     /** uniforms every entity layer and the sky share (by reference) */
     const color = (hex) => ({ value: new THREE.Color(hex) });
@@ -99,6 +139,7 @@ export class ViewRenderer {
       uSunDir: { value: new THREE.Vector3(...SUN_DIRECTION) },
       uPixelSize: { value: 0.001 },
       uFlap: { value: 0 },
+      uFish: { value: 0 },
       uFogNear: { value: 0 },
       uFogFar: { value: 1 },
       uFogMax: { value: HAZE_MAX },
@@ -136,6 +177,8 @@ export class ViewRenderer {
       this.scene.add(o);
     }
     this.scene.add(this.predators.mesh);
+    this.seabed = new Seabed(shared);
+    this.scene.add(this.seabed.mesh);
     this.marker = new THREE.Mesh(
       new THREE.SphereGeometry(1, 16, 12),
       new THREE.MeshBasicMaterial({ color: COLORS.attract, transparent: true, opacity: 0.45, depthWrite: false }),
@@ -181,13 +224,24 @@ export class ViewRenderer {
    * is refitted only when the world itself (dimension, region) changed.
    *
    * @param {object} params full parameter dictionary (a `params` message's `params`)
+   * @param {"sky"|"sea"} [look] the 3D world around the agents (sea.js)
    */
-  configure(params) {
+  configure(params, look = "sky") {
     const world = params.world;
     const dim = world.dim;
     const planar = Boolean(params.agents?.planar);
     const key = JSON.stringify([dim, world.bounds, planar]);
+    const lookChanged = look !== this.look;
+    this.look = look;
     if (dim !== this.dim) this._setDimension(dim);
+    else if (lookChanged) {
+      this._setShapes();
+      if (dim === 3) {
+        const d = this.perspective.position.distanceTo(this.controls.target) || 1;
+        this.perspective.position.copy(this.controls.target).addScaledVector(this._viewDirection(), d);
+        this.controls.update();
+      }
+    }
     this.bounds = world.bounds;
     if (key !== this.worldKey) {
       this.worldKey = key;
@@ -206,8 +260,44 @@ export class ViewRenderer {
       this.sizeFromFlock = null; // measured again on the next frame
     }
     const extent = this.fitBox ? maxExtent(this.fitBox) : 100;
-    this.obstacles.build(params.obstacles, dim, planar, extent / 400);
+    const sea = this.sea;
+    this.obstacles.build(params.obstacles, dim, planar, extent / 400, sea ? CORAL_COLORS : null);
+    const floor = sea && this.fitBox !== null && !params.game?.enabled;
+    this._applyLook(floor);
+    if (floor) {
+      const reach = extent * SEABED_REACH;
+      this.seabed.build(this.fitBox.min[0] - reach, this.fitBox.max[0] + reach, this.fitBox.min[2] - reach, this.fitBox.max[2] + reach);
+    }
     this.dirty = true;
+  }
+
+  /** From the target toward a fresh 3D camera: below the flock in the sky, above the school under water. */
+  _viewDirection() {
+    return this.look === "sea" ? SEA_VIEW_DIRECTION : VIEW_DIRECTION;
+  }
+
+  /** Whether the view shows the undersea world (a 3D scene of fish). */
+  get sea() {
+    return this.look === "sea" && this.dim === 3;
+  }
+
+  /**
+   * Water or sky: the shared colours, the lights, the fog on coral, the seabed, the agents' colour.
+   *
+   * @param {boolean} floor under water over a seabed (dark fish against the sand; else silver)
+   */
+  _applyLook(floor) {
+    const sea = this.sea;
+    applyLook(this.shared, sea ? "sea" : "sky");
+    this.shared.uFogMax.value = sea ? HAZE_MAX_SEA : HAZE_MAX;
+    this.shared.uFish.value = sea ? 1 : 0;
+    this.sun.position.copy(this.shared.uSunDir.value);
+    this.sun.color.set(sea ? 0xe8fbff : 0xffe2c4);
+    this.hemisphere.color.set(sea ? 0xbfe9f0 : 0xdfe8f5);
+    this.hemisphere.groundColor.set(sea ? 0x1d4a52 : 0x4a4238);
+    this.scene.fog = sea ? new THREE.Fog(WATER.horizon, 1, 2) : null;
+    this.seabed.mesh.visible = sea;
+    this.agents.setColors(COLORS.agent, sea ? (floor ? FISH_COLOR : FISH_SILVER) : COLORS.agent3d);
   }
 
   /** The size agents are drawn at [world units]. */
@@ -236,12 +326,13 @@ export class ViewRenderer {
     if (this.sizeFromFlock === null && frame.nAgents > 1) {
       // 3D: the flock is seen through its depth, so large flocks need smaller agents to stay
       // readable (projected coverage ~ N^(1/3) (size / spacing)^2)
-      const depth = frame.dim === 3 ? Math.max(3, frame.nAgents ** (1 / 6)) : 3;
+      const depth = frame.dim === 3 ? Math.max(1 / SPACING_SHARE_3D, frame.nAgents ** (1 / 6)) : 3;
       this.sizeFromFlock = flockSpacing(frame) / depth;
     }
     const size = this.agentSize;
     this.agents.update(frame, 0, frame.nAgents, size);
     this.agents.material.uniforms.uMinPixels.value = agentMinPixels(frame.nAgents);
+    this.agents.setOpacity(frame.dim === 3 ? flockOpacity(frame.nAgents) : 1);
     const [p0, p1] = extraRange(frame, FLAG_PREDATOR);
     this.predators.update(frame, p0, p1, size);
     const [t0, t1] = extraRange(frame, FLAG_TARGET);
@@ -336,14 +427,17 @@ export class ViewRenderer {
 
   /** The camera distance that frames the flock's sample (FLOCK_FILL of the view). */
   _flockDistance() {
-    const d = fitDistance(this.flock.points, this._basis(), ...this._tans(), FLOCK_QUANTILE) / FLOCK_FILL;
-    return Math.max(d, (this.agentSize || 1) * 20);
+    // a small flock is framed whole (a few stragglers cut by the frame's edge are a flaw in a
+    // picture of 500 birds); in a large one stragglers may leave the view
+    const quantile = (this.frame?.nAgents ?? Infinity) <= WHOLE_FLOCK_MAX_N ? 1 : FLOCK_QUANTILE;
+    const d = fitDistance(this.flock.points, this._basis(), ...this._tans(), quantile) / FLOCK_FILL;
+    return Math.max(d, (this.agentSize || 1) * 20, MIN_DISTANCE_RADII * this.flock.radius);
   }
 
   /** The 3D camera's axes (world): right, up, back (from the target toward the camera). */
   _basis() {
     const back = this.perspective.position.clone().sub(this.controls.target);
-    if (back.lengthSq() === 0) back.copy(VIEW_DIRECTION);
+    if (back.lengthSq() === 0) back.copy(this._viewDirection());
     back.normalize();
     const right = new THREE.Vector3(0, 1, 0).cross(back);
     if (right.lengthSq() < 1e-9) right.set(1, 0, 0);
@@ -436,6 +530,14 @@ export class ViewRenderer {
         this.shared.uXray.value = 2.5 * r;
         const toFlock = new THREE.Vector3(...this.flock.centre).sub(this.perspective.position);
         skyColor(toFlock, this.shared, this.shared.uHazeColor.value);
+        if (this.sea && this.scene.fog) {
+          // water: coral and the seabed fade into it beyond the school's far side
+          const extent = this.fitBox ? maxExtent(this.fitBox) : 4 * r;
+          const far = d + Math.max(2.5 * r, 0.6 * extent, 0.8 * d);
+          this.scene.fog.near = Math.max(d - r, 0);
+          this.scene.fog.far = far;
+          if (!this.seabedFollowed) this.seabed.setFog(Math.max(d - r, 0), far);
+        }
       }
     }
     this.renderer.render(this.scene, this.camera);
@@ -591,7 +693,7 @@ export class ViewRenderer {
     this.camera = dim === 2 ? this.ortho : this.perspective;
     if (dim === 3) {
       // a fresh 3D view looks from the default direction
-      this.perspective.position.copy(VIEW_DIRECTION);
+      this.perspective.position.copy(this._viewDirection());
     }
     const controls = new OrbitControls(this.camera, this.canvas);
     if (dim === 2) {
@@ -620,12 +722,18 @@ export class ViewRenderer {
       }
     });
     this.controls = controls;
-    const shape = dim === 2 ? "arrow" : "bird";
-    this.agents.setBase(baseGeometry(shape));
-    this.predators.setBase(baseGeometry(shape));
+    this._setShapes();
     this.targets.setBase(baseGeometry(dim === 2 ? "diamond" : "octahedron"));
     this.sky.visible = dim === 3;
     this.trails.restart();
+  }
+
+  /** Agents' and predators' shapes: arrows in 2D, birds in the sky, fish under water. */
+  _setShapes() {
+    const shape = this.dim === 2 ? "arrow" : this.look === "sea" ? "fish" : "bird";
+    this.agents.setBase(baseGeometry(shape));
+    this.predators.setBase(baseGeometry(shape));
+    this.dirty = true;
   }
 
   _aspect() {

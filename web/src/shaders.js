@@ -78,6 +78,7 @@ uniform vec3 uTurningColor;
 uniform float uMinPixels;  // 3D: smallest drawn body length [px] (highlighted agents: their own, larger)
 uniform float uPixelSize;  // 3D: world size of one pixel at view depth 1
 uniform float uFlap;       // 3D: wing-beat phase [rad]
+uniform float uFish;       // 3D: 1 for fish (the tail wags), 0 for birds (the wing tips beat)
 uniform vec3 uSunDir;      // 3D: toward the sun (world)
 uniform float uFogNear;    // 3D: view depth where haze begins [world units]
 uniform float uFogFar;     // 3D: view depth of full haze [world units]
@@ -129,7 +130,9 @@ void main() {
   if (uDim > 2.5) {
     depth = max(-centre.z, 1e-6);
     size = max(size, minPixels * depth * uPixelSize / 1.6);  // base shapes are 1.6 long
-    local.y += abs(local.z) * 0.45 * sin(uFlap + float(gl_InstanceID) * 2.39996);
+    float phase = uFlap + float(gl_InstanceID) * 2.39996;
+    if (uFish > 0.5) local.z += max(-local.x - 0.3, 0.0) * 0.5 * sin(0.5 * phase);
+    else local.y += abs(local.z) * 0.45 * sin(phase);
     // flat shading from the face normal and aerial perspective, per vertex: the fragment shader
     // only fills (cheap at 100 000 birds, also in a software renderer)
     vec3 n = normalize(normal.x * fwd + normal.y * up + normal.z * side + vec3(1e-9));
@@ -164,6 +167,7 @@ uniform float uShade;      // 1: 3D (shaded in the vertex shader); 0: 2D
 uniform float uClipKind;   // 2D: 0 none, 1 box, 2 ellipse
 uniform vec4 uClip;        // box: min x, min y, max x, max y; ellipse: 0, 0, semi-axis x, semi-axis y
 uniform vec3 uRimColor;    // 2D: rim of highlighted entries
+uniform float uOpacity;    // plain entries' opacity (large 3D flocks: density shows as shade)
 varying vec3 vColor;
 varying vec3 vEdge;
 varying vec3 vWorld;
@@ -183,7 +187,7 @@ void main() {
     vec3 rim = smoothstep(vec3(0.0), 1.3 * fwidth(vEdge), vEdge);
     colour = mix(uRimColor, colour, min(rim.x, min(rim.y, rim.z)));
   }
-  gl_FragColor = vec4(colour, 1.0);
+  gl_FragColor = vec4(colour, vHighlight > 0.5 ? 1.0 : uOpacity);
   #include <colorspace_fragment>
 }
 `;

@@ -53,6 +53,9 @@ export function compilingText(msg) {
   return `compiling kernels (first start only) ... ${msg.kernels} compiled, ${time}${now}; usually 1 to 3 minutes`;
 }
 
+/** How long the status bar shows a notice ("reconnected: ...") in place of the mode [ms]. */
+const NOTICE_MS = 6000;
+
 /** How long an error stays on screen [ms]. */
 const ERROR_SHOW_MS = 8000;
 
@@ -123,6 +126,12 @@ export class StatusBar {
       time: byId("status-time"),
       mode: byId("status-mode"),
     };
+    /** the connection is lost (values are not live) */
+    this.offline = false;
+    /** @type {string|null} a notice shown in place of the mode */
+    this.notice = null;
+    this.noticeTimer = 0;
+    this.mode = "live";
   }
 
   /**
@@ -133,6 +142,7 @@ export class StatusBar {
    * @param {number} time simulated time of the frame [s]
    */
   showStatus(status, time) {
+    if (this.offline) return; // a frame still drawn after the loss is not live
     const f = this.fields;
     f.polarization.textContent = formatValue(status.polarization, 3);
     f.mean_neighbors.textContent = formatValue(status.mean_neighbors, 2);
@@ -158,6 +168,32 @@ export class StatusBar {
 
   /** @param {string} text "live", "paused", "replay 0.25x", ... */
   showMode(text) {
+    this.mode = text;
+    if (!this.offline) this.fields.mode.textContent = this.notice ?? text;
+  }
+
+  /** The connection is lost: no steps per second, the mode says so, the values are greyed. */
+  showDisconnected() {
+    this.offline = true;
+    this.fields.steps_per_second.textContent = "-";
+    this.fields.mode.textContent = "disconnected: reconnecting";
+    this.fields.mode.closest("footer")?.classList.add("offline");
+  }
+
+  /**
+   * Back online: show `text` in place of the mode for a few seconds.
+   *
+   * @param {string} text
+   */
+  showNotice(text) {
+    this.offline = false;
+    this.fields.mode.closest("footer")?.classList.remove("offline");
+    this.notice = text;
     this.fields.mode.textContent = text;
+    clearTimeout(this.noticeTimer);
+    this.noticeTimer = setTimeout(() => {
+      this.notice = null;
+      this.fields.mode.textContent = this.mode ?? "live";
+    }, NOTICE_MS);
   }
 }

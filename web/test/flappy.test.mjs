@@ -69,3 +69,27 @@ test("chunkInView: a chunk is drawn when part of it lies between the camera and 
   assert.equal(chunkInView(-10, 38, 38, 152), false); // wholly behind the camera
   assert.equal(chunkInView(-10, 40, 38, 152), true); // the camera inside it
 });
+
+test("the best score is kept per browser: only a higher score replaces it; blocked storage is no error", async () => {
+  const { BEST_KEY, keepBest, readBest } = await import("../src/flappy.js");
+  const data = new Map();
+  const storage = { getItem: (k) => data.get(k) ?? null, setItem: (k, v) => data.set(k, String(v)) };
+  assert.equal(readBest(storage), 0);
+  assert.equal(keepBest(storage, 120), true);
+  assert.equal(data.get(BEST_KEY), "120");
+  assert.equal(keepBest(storage, 80), false);
+  assert.equal(readBest(storage), 120);
+  assert.equal(keepBest(storage, 300.7), true);
+  assert.equal(readBest(storage), 300);
+  const blocked = {
+    getItem: () => {
+      throw new Error("blocked");
+    },
+    setItem: () => {
+      throw new Error("blocked");
+    },
+  };
+  assert.equal(readBest(blocked), 0);
+  assert.equal(keepBest(blocked, 10), true);
+  assert.equal(readBest(null), 0);
+});

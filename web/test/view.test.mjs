@@ -91,9 +91,11 @@ test("skyColor (the CPU mirror of the sky shader): zenith above, warm horizon, d
   assert.ok(toward.r > away.r && toward.g > away.g);
 });
 
-test("agentMinPixels: 2.2 px up to 10 000 agents, then 1 / sqrt(N) (constant filled area)", async () => {
+test("agentMinPixels: 1 / sqrt(N) through 2.2 px at 10 000 agents (constant filled area), at most 9 px", async () => {
   const { agentMinPixels } = await import("../src/renderer.js");
-  assert.equal(agentMinPixels(1), 2.2);
+  assert.equal(agentMinPixels(1), 9);
+  assert.equal(agentMinPixels(100), 9);
+  assert.ok(Math.abs(agentMinPixels(2_500) - 4.4) < 1e-12);
   assert.equal(agentMinPixels(10_000), 2.2);
   assert.ok(Math.abs(agentMinPixels(100_000) - 2.2 / Math.sqrt(10)) < 1e-12);
   assert.ok(Math.abs(agentMinPixels(40_000) ** 2 * 40_000 - 2.2 ** 2 * 10_000) < 1e-6);
@@ -106,4 +108,12 @@ test("engineText: what steps the simulation, in the status bar", async () => {
   assert.equal(engineText({ name: "cpu", threads: 2, layer: "tbb" }), "(2 threads, tbb)");
   assert.equal(engineText({ name: "cpu", threads: 1, layer: "tbb" }), "(1 thread)");
   assert.equal(engineText({ name: "cpu", threads: 4, layer: "none" }), "(4 threads)");
+});
+
+test("flockOpacity: opaque up to 5000 birds, then n^(-1/3), at least 0.3", async () => {
+  const { flockOpacity } = await import("../src/renderer.js");
+  assert.equal(flockOpacity(500), 1);
+  assert.equal(flockOpacity(5_000), 1);
+  assert.ok(Math.abs(flockOpacity(40_000) - 0.5) < 1e-12);
+  assert.equal(flockOpacity(1e7), 0.3);
 });

@@ -14,8 +14,13 @@ Rules (parameters: ``params.game``, docs/parameters.md):
   so the birds steer around rock with rules.avoid;
 - after every step a bird is lost (removed; its stable id is never reused) when the field at its
   centre is below its body radius (it touches rock) or it is more than ``max_lag`` behind the
-  target; the game is over when no bird is left: the target then stops;
-- score = floor(d) + birds alive.
+  target. A bird left behind within ``avoid_range`` of rock was held back by the rock (the
+  avoidance pressed it against a wall the target went through): it counts as lost on rock, not
+  behind. The game is over when no bird is left: the target then stops;
+- score: points earned as the target flies, ``POINTS_PER_UNIT`` per unit of distance with the
+  whole flock alive, in proportion to the share of the starting flock still alive
+  (score = floor(sum over steps of POINTS_PER_UNIT x step distance x alive / start count)): it
+  rewards distance and survivors and never falls.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ PILOTS = ("gaps", "straight", "player")
 START_BALL = 1.2
 """Start ball radius per cube root of the bird count [units]."""
 REAR_QUANTILE = 50.0
+POINTS_PER_UNIT = 10.0
+"""Points per unit of distance flown with the whole starting flock alive."""
 """The gaps pilot aims for the gap of the first wall that this percentile of the birds (by x) has not passed."""
 
 
@@ -69,6 +76,8 @@ class FlappyGame:
         self.lost_rock = 0
         self.lost_behind = 0
         self.over = False
+        self.points = 0.0
+        self.start_count = 0
 
     def _place_flock(self, sim: Simulation) -> None:
         state = sim.state
@@ -123,7 +132,11 @@ class FlappyGame:
 
     def before_step(self, sim: Simulation) -> None:
         if not self.over:
-            self.target[0] += self.speed() * self.dt
+            alive = int(sim.state.n_alive)
+            self.start_count = max(self.start_count, alive)
+            step = self.speed() * self.dt
+            self.points += POINTS_PER_UNIT * step * alive / max(self.start_count, 1)
+            self.target[0] += step
             self.target[1:] += self.pilot_direction(sim) * self.game.lateral_speed * self.dt
             self.target[1] = min(max(self.target[1], GAP_EDGE), self.height - GAP_EDGE)
             self.target[2] = min(max(self.target[2], GAP_EDGE), self.width - GAP_EDGE)
@@ -147,8 +160,11 @@ class FlappyGame:
             self.over = True
             return
         position = s.position[rows]
-        hit = self.course.field(position) < s.radius[rows]
-        behind = (self.target[0] - position[:, 0] > self.game.max_lag) & ~hit
+        field = self.course.field(position)
+        touching = field < s.radius[rows]
+        late = self.target[0] - position[:, 0] > self.game.max_lag
+        hit = touching | (late & (field < self.game.avoid_range))  # touching, or held back by rock
+        behind = late & ~hit
         lost = hit | behind
         if lost.any():
             sim.remove_agents(s.ids[rows[lost]])
@@ -164,7 +180,7 @@ class FlappyGame:
         alive = int(sim.state.n_alive)
         return {
             "distance": self.distance,
-            "score": math.floor(max(self.distance, 0.0)) + alive,
+            "score": math.floor(self.points),
             "alive": alive,
             "lost": self.lost_rock + self.lost_behind,
             "lost_rock": self.lost_rock,
@@ -184,6 +200,8 @@ class FlappyGame:
             "lost_rock": self.lost_rock,
             "lost_behind": self.lost_behind,
             "over": int(self.over),
+            "points": self.points,
+            "start_count": self.start_count,
         }
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
@@ -194,6 +212,9 @@ class FlappyGame:
         self.target, self.steering, self.pilot = target.copy(), steering.copy(), str(data["pilot"])
         self.lost_rock, self.lost_behind = int(data["lost_rock"]), int(data["lost_behind"])
         self.over = bool(int(data["over"]))
+        # checkpoints from before the score was earned per step: the score starts from there at 0
+        self.points = float(data.get("points", 0.0))
+        self.start_count = int(data.get("start_count", 0))
         self._obstacle_chunk = None
 
 

@@ -4,7 +4,8 @@
 
 - ``GET /``: the page (``static/index.html``, built from web/ by ``./dev.sh setup``; 503 with a
   one-line hint while it is not built); ``GET /assets/...``: its bundle;
-- ``GET /api/presets``: ``[{"name", "description", "model", "dim", "n"}]`` of the shipped presets;
+- ``GET /api/presets``: ``[{"name", "description", "model", "dim", "n", "modes", "agent", "look"}]``
+  of the shipped presets;
 - ``GET /api/schema``: {model name: JSON schema of that model's parameters};
 - ``WS /ws?protocol=2&preset=NAME&set=KEY%3DVALUE...``: one :class:`~flocksim.viewer.session.ViewerSession`
   per connection (docs/protocol.md).
@@ -47,6 +48,7 @@ from flocksim.viewer.controls import MAX_CONTROL_BYTES, ControlError, error_repl
 from flocksim.viewer.images import ImageLibrary
 from flocksim.viewer.memory import release_free_memory
 from flocksim.viewer.protocol import VERSION
+from flocksim.viewer.scenes import scene_look
 from flocksim.viewer.session import (
     DEFAULT_MAX_AGENTS,
     DEFAULT_MAX_PAIRS,
@@ -74,11 +76,24 @@ CLOSE_INTERNAL = 1011
 
 
 def preset_list() -> list[dict[str, Any]]:
-    """``[{"name", "description", "model", "dim", "n"}]`` of every shipped preset, by name."""
+    """``[{"name", "description", "model", "dim", "n", "modes", "agent", "look"}]`` of every shipped
+    preset, by name (modes, agent, look: :mod:`flocksim.viewer.scenes`)."""
     rows = []
     for name in preset_names():
         p = load_preset(name)
-        rows.append({"name": name, "description": p.description, "model": p.model, "dim": p.world.dim, "n": p.agents.n})
+        look = scene_look(name)
+        rows.append(
+            {
+                "name": name,
+                "description": p.description,
+                "model": p.model,
+                "dim": p.world.dim,
+                "n": p.agents.n,
+                "modes": list(look.modes),
+                "agent": look.agent,
+                "look": look.look,
+            }
+        )
     return rows
 
 

@@ -78,6 +78,7 @@ from flocksim.viewer.game import GameFeed, steer_game
 from flocksim.viewer.images import ImageLibrary
 from flocksim.viewer.modes import Parked, ParkedModes, is_modified, mode_params
 from flocksim.viewer.protocol import FrameParts, capture_frame, pack_frame, status_values
+from flocksim.viewer.scenes import check_mode
 from flocksim.viewer.waves import schedule_from_now, schedule_wave
 
 log = logging.getLogger("flocksim.viewer")
@@ -560,6 +561,7 @@ class ViewerSession:
         here = int(sim.params.world.dim)
         if dim == here:
             return False
+        check_mode(self.origin, dim)
         target = self.modes.take(dim)
         fresh = target is None
         if target is None:
