@@ -23,7 +23,7 @@ from flocksim.viewer.server import create_app
 from test_viewer_server import expect, frame, opened, receive, send, server_of
 
 SMALL = "/ws?protocol=2&preset=boids-2d&set=agents.n%3D60"
-STAR3 = "/ws?protocol=2&preset=starlings-3d&set=agents.n%3D60"
+STAR3 = "/ws?protocol=2&preset=starlings-3d-reference&set=agents.n%3D60"
 
 
 @pytest.fixture
@@ -52,16 +52,20 @@ def test_params_name_the_origin_and_whether_it_was_modified(client):
         params = opened(ws)
         assert (params["preset"], params["origin"], params["modified"]) == ("boids-2d", "boids-2d", True)
         assert params["parked"] == []
-        send(ws, type="preset", name="starlings-2d")
+        send(ws, type="preset", name="starlings-2d-reference")
         params = expect(ws, "params")
-        assert (params["preset"], params["origin"], params["modified"]) == ("starlings-2d", "starlings-2d", False)
+        assert (params["preset"], params["origin"], params["modified"]) == (
+            "starlings-2d-reference",
+            "starlings-2d-reference",
+            False,
+        )
         send(ws, type="set", changes={"rules.cohesion.weight": 2.0})
         params = expect(ws, "params")
-        assert (params["preset"], params["origin"], params["modified"]) == (None, "starlings-2d", True)
+        assert (params["preset"], params["origin"], params["modified"]) == (None, "starlings-2d-reference", True)
 
 
 def test_twin_preset_after_a_change_and_back_resumes_the_parked_flock(client):
-    """starlings-3d, a change, 2D: starlings-2d's own world (not the ellipsoid cut to 2D); back to
+    """starlings-3d-reference, a change, 2D: starlings-2d-reference's own world (not the ellipsoid cut to 2D); back to
     3D: the parked 3D flock exactly where it was, with the change."""
     with client.websocket_connect(STAR3) as ws:
         opened(ws)
@@ -69,9 +73,9 @@ def test_twin_preset_after_a_change_and_back_resumes_the_parked_flock(client):
         expect(ws, "params")
         left, params = fly_then_switch(ws, 2)
         assert params["dim"] == 2 and params["reset"] is True
-        assert params["preset"] == "starlings-2d" and params["modified"] is False
+        assert params["preset"] == "starlings-2d-reference" and params["modified"] is False
         assert params["params"]["world"]["bounds"]["size"] == [960.0, 540.0]
-        assert params["params"]["description"] == load_preset("starlings-2d").description
+        assert params["params"]["description"] == load_preset("starlings-2d-reference").description
         assert params["parked"] == [3]
         send(ws, type="resume")
         expect(ws, "state")
@@ -81,7 +85,7 @@ def test_twin_preset_after_a_change_and_back_resumes_the_parked_flock(client):
         send(ws, type="mode", dim=3)
         params = expect(ws, "params")
         assert params["dim"] == 3 and params["reset"] is False
-        assert (params["preset"], params["origin"], params["modified"]) == (None, "starlings-3d", True)
+        assert (params["preset"], params["origin"], params["modified"]) == (None, "starlings-3d-reference", True)
         assert params["params"]["world"]["bounds"]["size"] == [520.0, 260.0, 420.0]
         assert params["params"]["rules"]["separation"]["weight"] == 2.5
         assert params["parked"] == [2]
@@ -127,14 +131,17 @@ def test_both_modes_together_stay_within_the_agent_cap():
     """A connection's simulations together hold at most --max-agents agents: a parked mode that
     would exceed it is dropped (its next visit starts afresh)."""
     app = create_app(preset="boids-2d", overrides=["agents.n=60"], sps=0, max_agents=700)
-    with TestClient(app) as c, c.websocket_connect("/ws?protocol=2&preset=starlings-2d&set=agents.n%3D300") as ws:
+    with (
+        TestClient(app) as c,
+        c.websocket_connect("/ws?protocol=2&preset=starlings-2d-reference&set=agents.n%3D300") as ws,
+    ):
         opened(ws)
-        send(ws, type="mode", dim=3)  # starlings-3d: 500 birds, 300 + 500 > 700
+        send(ws, type="mode", dim=3)  # starlings-3d-reference: 500 birds, 300 + 500 > 700
         params = expect(ws, "params")
         assert params["params"]["agents"]["n"] == 500 and params["parked"] == []
         send(ws, type="set", changes={"agents.n": 200})
         expect(ws, "params")
-        send(ws, type="mode", dim=2)  # a fresh starlings-2d (500) + the parked 200 <= 700
+        send(ws, type="mode", dim=2)  # a fresh starlings-2d-reference (500) + the parked 200 <= 700
         params = expect(ws, "params")
         assert params["reset"] is True and params["parked"] == [3]
         send(ws, type="set", changes={"agents.n": 600})  # 600 + 200 > 700: the 3D flock goes
@@ -147,10 +154,10 @@ def test_both_modes_together_stay_within_the_agent_cap():
 def test_a_new_mode_is_built_within_the_servers_budgets():
     """A mode's simulation is built like any other: over --max-pairs it is refused with one error
     and the shown mode goes on unchanged (7 nearest of 60 birds: 420 pairs; of 500: 3500)."""
-    app = create_app(preset="starlings-2d", overrides=["agents.n=60"], sps=0, max_pairs=1000)
+    app = create_app(preset="starlings-2d-reference", overrides=["agents.n=60"], sps=0, max_pairs=1000)
     with TestClient(app) as c, c.websocket_connect("/ws?protocol=2") as ws:
         opened(ws)
-        send(ws, type="mode", dim=3)  # the twin starlings-3d: 500 birds
+        send(ws, type="mode", dim=3)  # the twin starlings-3d-reference: 500 birds
         message = expect(ws, "error")["message"]
         assert "3,500" in message and "1,000 pairs" in message, message
         assert frame(ws).n_agents == 60
@@ -186,7 +193,7 @@ def _turning_birds(f):
 
 
 def test_wave_starts_a_spontaneous_turn_after_the_delay(client):
-    quiet = "/ws?protocol=2&preset=starlings-2d&set=agents.n%3D60&set=turning.mean_interval%3D100000"
+    quiet = "/ws?protocol=2&preset=starlings-2d-reference&set=agents.n%3D60&set=turning.mean_interval%3D100000"
     with client.websocket_connect(quiet) as ws:
         opened(ws)
         pause(ws)
@@ -207,7 +214,7 @@ def test_wave_starts_a_spontaneous_turn_after_the_delay(client):
 
 
 def test_wave_needs_spontaneous_turning_on(client):
-    off = "/ws?protocol=2&preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse"
+    off = "/ws?protocol=2&preset=starlings-2d-reference&set=agents.n%3D60&set=turning.enabled%3Dfalse"
     with client.websocket_connect(off) as ws:
         opened(ws)
         send(ws, type="wave")
@@ -223,7 +230,7 @@ def test_turning_switched_on_mid_run_waits_for_its_first_interval(client):
     """A turning component switched on at time t schedules its first wave an exponential interval
     after t (mean 6 s here), not at time 0: switched on after 60 s it would otherwise start a wave
     at once (probability 1 - exp(-10))."""
-    off = "/ws?protocol=2&preset=starlings-2d&set=agents.n%3D60&set=turning.enabled%3Dfalse"
+    off = "/ws?protocol=2&preset=starlings-2d-reference&set=agents.n%3D60&set=turning.enabled%3Dfalse"
     with client.websocket_connect(off) as ws:
         opened(ws)
         (session,) = server_of(client).sessions
