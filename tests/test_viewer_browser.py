@@ -201,7 +201,11 @@ def test_predator_on_makes_caught_rise(open_page):
     # 960 x 540 screen, and it could circle a bird for a long time): a catch within seconds
     page = open_page(
         query(
-            "starlings-2d-reference", "agents.n=150", "predator.speed=3", "predator.catch_radius=40", "predator.min_remaining=0",
+            "starlings-2d-reference",
+            "agents.n=150",
+            "predator.speed=3",
+            "predator.catch_radius=40",
+            "predator.min_remaining=0",
             "predator.max_turn_deg=720",
         )
     )  # fmt: skip

@@ -9,7 +9,8 @@ step count, and stops stepping) and resumes the other mode's parked simulation, 
 - otherwise from the current parameters carried to the other dimension
   (:func:`dimension_changes`): ``world.dim``, the region's sizes (a 2D region gains a third side
   equal to its smaller side; a 3D one loses its third), obstacle points and seek targets (a middle
-  height added, or the third coordinate dropped), the roost's centre (height 0 added, or dropped) and ``agents.planar`` off for 2D.
+  height added, or the third coordinate dropped), the roost's centre (height 0 added, or dropped)
+  and ``agents.planar`` off for 2D.
 
 The agents of a connection's simulations together stay within the server's agent cap: a parked
 simulation that would exceed it is dropped (:meth:`ParkedModes.fit_cap`).
