@@ -150,7 +150,7 @@ def test_cli_refuses_an_output_that_is_not_json(small_tracks, tmp_path):
 
 
 def test_api_refuses_bad_statistics(small_tracks):
-    with pytest.raises(FitError, match="statistics: \\['nope'\\]; allowed: one or more of polarization"):
+    with pytest.raises(FitError, match="--statistic: \\['nope'\\]; allowed: one or more of polarization"):
         fit(small_tracks["ok"], "vicsek", {"vicsek.eta": (0.5, 4.0)}, statistics=["nope"])
 
 
@@ -181,3 +181,23 @@ def test_maxent_refuses_a_disordered_flock():
     v = rng.standard_normal((100, 3))
     with pytest.raises(MaxentError, match=r"no frame with polarization >= 0\.7"):
         maxent_alignment([rng.uniform(size=(100, 3))], [v])
+
+
+def test_analyze_maxent_on_tracks_of_known_coupling(tmp_path):
+    """Birds flying straight with headings drawn from the maxent model: the CSV read back by
+    flocksim analyze --maxent gives the coupling and neighbour count they were drawn with."""
+    rng = np.random.default_rng(8)
+    start = rng.uniform(0.0, 10.0, size=(150, 3))
+    heading = sample_maxent_flock(start, 20.0, 7, rng)
+    rows = ["frame,id,x,y,z,time"]
+    for f in range(5):
+        p = start + 0.001 * f * heading
+        rows += [f"{f},{i},{x:.12g},{y:.12g},{z:.12g},{f}" for i, (x, y, z) in enumerate(p)]
+    csv = tmp_path / "flock.csv"
+    csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["analyze", str(csv), "--maxent"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    coupling = next(line for line in result.output.splitlines() if "maxent coupling J" in line)
+    neighbours = next(line for line in result.output.splitlines() if "maxent neighbours n_c" in line)
+    assert float(coupling.split("│")[2]) == pytest.approx(20.0, rel=0.1)
+    assert int(neighbours.split("│")[2]) == 7

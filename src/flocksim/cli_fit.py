@@ -52,6 +52,15 @@ def fit(
             "--burn-in", help="Model time [s] run before the first frame (default: 4 x the tracks' duration)."
         ),
     ] = None,
+    statistics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--statistic",
+            help="A summary statistic to compare (repeatable; default: all but the centroid ones in a periodic box): "
+            "polarization, polarization_sd, milling, speed_mean, speed_fluctuation, nnd_mean, correlation_length, "
+            "aspect, axis_cos.",
+        ),
+    ] = None,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Also draw the posteriors into this .png/.svg/.pdf.")
     ] = None,
@@ -99,6 +108,7 @@ def fit(
             fps=fps,
             velocity=velocity,
             burn_in=burn_in,
+            statistics=statistics,
             console=None if no_bar(False, err) else err,
         )
         result.write(output)

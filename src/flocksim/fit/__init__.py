@@ -18,7 +18,7 @@ from typing import Any
 
 from flocksim.fit.priors import FitError, Prior, parse_priors
 from flocksim.fit.result import FitResult, plot_fit
-from flocksim.fit.statistics import STATISTICS
+from flocksim.fit.statistics import STATISTICS, default_statistics
 
 DEFAULT_SIMULATIONS = 200
 MAX_SIMULATIONS = 1_000_000
@@ -26,7 +26,16 @@ BURN_IN_DURATIONS = 4
 """Default burn-in of every run: this many times the tracks' duration, run and discarded before the
 first frame, so that a run started from the preset's initial conditions is compared in its steady state."""
 
-__all__ = ["DEFAULT_SIMULATIONS", "STATISTICS", "FitError", "FitResult", "Prior", "fit", "plot_fit"]
+__all__ = [
+    "DEFAULT_SIMULATIONS",
+    "STATISTICS",
+    "FitError",
+    "FitResult",
+    "Prior",
+    "default_statistics",
+    "fit",
+    "plot_fit",
+]
 
 
 def _file_hash(path: Path) -> str:
@@ -79,7 +88,7 @@ def fit(
     fps: float | None = None,
     velocity: str | None = None,
     burn_in: float | None = None,
-    statistics: Sequence[str] = STATISTICS,
+    statistics: Sequence[str] | None = None,
     console: Any = None,
 ) -> FitResult:
     """Fit the ``priors``' parameters of ``params`` to ``tracks``.
@@ -92,8 +101,9 @@ def fit(
     ``seed``: seeds every run (from itself and the run's parameter values). ``fps``: frame rate
     [1/s] of tracks without times; ``velocity``: the tracks' velocity estimator; ``burn_in``: model
     time [s] run before the first frame (default: :data:`BURN_IN_DURATIONS` times the tracks'
-    duration). Bad input raises :class:`FitError` or :class:`flocksim.io.tracks.TracksError` before
-    any simulation runs.
+    duration). ``statistics``: summary keys to compare (default:
+    :func:`flocksim.fit.statistics.default_statistics`). Bad input raises :class:`FitError` or
+    :class:`flocksim.io.tracks.TracksError` before any simulation runs.
     """
     from flocksim._extras import require
 
@@ -116,12 +126,16 @@ def fit(
         raise FitError(f"population: {population!r}; allowed: a whole number from 5 to the simulations")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise FitError(f"--seed: {seed!r}; allowed: a whole number >= 0")
+    bounds = params.world.bounds
+    if statistics is None:
+        statistics = default_statistics(bounds.kind == "periodic")
     unknown = [s for s in statistics if s not in STATISTICS]
-    if unknown or not statistics:
-        raise FitError(f"statistics: {unknown or 'none'}; allowed: one or more of {', '.join(STATISTICS)}")
+    if unknown or not statistics or len(set(statistics)) != len(statistics):
+        raise FitError(
+            f"--statistic: {unknown or list(statistics)}; allowed: one or more of {', '.join(STATISTICS)}, each once"
+        )
     if burn_in is not None and not (isinstance(burn_in, int | float) and 0 <= burn_in < 1e9):
         raise FitError(f"--burn-in: {burn_in!r}; allowed: a time >= 0 [s]")
-    bounds = params.world.bounds
     box = tuple(float(v) for v in bounds.size) if bounds.kind == "periodic" else ()
     path = Path(tracks)
     ds = open_tracks(path, fps=fps, velocity=velocity, box=",".join(f"{v!r}" for v in box) if box else None)

@@ -139,3 +139,18 @@ def sample_maxent_flock(
     pi = vec @ (scale[:, None] * (vec.T @ z))
     s = mean[None, :] + pi @ basis.T
     return s / np.linalg.norm(s, axis=1, keepdims=True)
+
+
+def maxent_rows(ds, frames: np.ndarray) -> list[tuple[str, str, str]]:
+    """``flocksim analyze --maxent``: (label, value, what) rows of the estimate over ``frames`` of an
+    :func:`flocksim.io.open_tracks` dataset (its birds present in each frame, its periodic box)."""
+    position, velocity, present = ds["position"].values, ds["velocity"].values, ds["present"].values
+    box = np.asarray(ds.attrs["box"]) if ds.attrs["box"] else None
+    estimate = maxent_alignment(
+        [position[t][present[t]] for t in frames], [velocity[t][present[t]] for t in frames], box=box
+    )
+    used = f"{estimate.frames} frames with P >= {MIN_POLARIZATION}, {estimate.birds:.0f} birds"
+    return [
+        ("maxent coupling J", f"{estimate.coupling:.4g}", f"Bialek et al. 2012, spin-wave; {used}"),
+        ("maxent neighbours n_c", f"{estimate.neighbors}", f"most likely of 1..{len(estimate.log_likelihood)}"),
+    ]

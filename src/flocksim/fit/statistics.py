@@ -35,6 +35,17 @@ STATISTICS = (
 """Summary keys of :func:`flocksim.metrics.series.summarize` a fit compares by default: polarization
 (mean, sd), milling, speed [units/s] and its fluctuation, nearest-neighbour distance [units],
 orientation correlation length [units], shape (aspect, heading vs long axis)."""
+CENTROID_STATISTICS = ("milling", "aspect", "axis_cos")
+"""The statistics that need the flock's centre: meaningless for a gas that fills a periodic box, so a
+fit in a periodic box leaves them out unless asked for (they count as fitting a flock smaller than
+half the box: :mod:`flocksim.metrics.series`)."""
+
+
+def default_statistics(periodic: bool) -> tuple[str, ...]:
+    """:data:`STATISTICS`, without :data:`CENTROID_STATISTICS` in a periodic box."""
+    return tuple(s for s in STATISTICS if not (periodic and s in CENTROID_STATISTICS))
+
+
 MIN_FRAMES = 10
 """Fewest frames a fit accepts (the statistics are means over frames)."""
 MIN_BIRDS = 10
