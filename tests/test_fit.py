@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from flocksim.cli import app
 from flocksim.config import to_dict, validate
-from flocksim.fit import STATISTICS, FitError, fit
-from flocksim.fit.maxent import MaxentError, maxent_alignment, sample_maxent_flock
-from flocksim.fit.priors import parse_prior, parse_priors, schema_range
-from flocksim.fit.statistics import RunPlan, simulate_statistics, statistics_of, steps_per_frame
+from flocksim.inference import STATISTICS, FitError, fit
+from flocksim.inference.maxent import MaxentError, maxent_alignment, sample_maxent_flock
+from flocksim.inference.priors import parse_prior, parse_priors, schema_range
+from flocksim.inference.statistics import RunPlan, simulate_statistics, statistics_of, steps_per_frame
 from flocksim.io.tracks import open_tracks
 from flocksim.scenarios import load_preset
 from vicsek_tracks import vicsek_positions, write_tracks_csv

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flocksim.cli import app
-from flocksim.fit import fit
+from flocksim.inference import fit
 from vicsek_tracks import vicsek_positions, write_tracks_csv
 
 pytest.importorskip("pyabc")

@@ -81,9 +81,9 @@ def fit(
         require("plot", "flocksim fit")
     from flocksim.cli_common import UsageError, check_output_path, err, fail, no_bar, out, resolve_params
     from flocksim.config import ConfigError
-    from flocksim.fit import FitError
-    from flocksim.fit import fit as run_fit
-    from flocksim.fit.result import plot_fit
+    from flocksim.inference import FitError
+    from flocksim.inference import fit as run_fit
+    from flocksim.inference.result import plot_fit
     from flocksim.io.tracks import TracksError
     from flocksim.plotting import FIGURE_SUFFIXES, PlotError
     from flocksim.sweep import SweepError

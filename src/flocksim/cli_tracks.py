@@ -82,7 +82,7 @@ def analyze(
     from rich.table import Table
 
     from flocksim.cli_common import UsageError, check_output_path, fail
-    from flocksim.fit.maxent import MaxentError, maxent_rows
+    from flocksim.inference.maxent import MaxentError, maxent_rows
     from flocksim.io import TrajectoryError
     from flocksim.io.tracks import TracksError, open_tracks
     from flocksim.metrics.series import analyze as analyze_tracks

@@ -1,12 +1,13 @@
-"""``flocksim fit`` and :func:`fit`: which parameters of a model explain these tracks, and how sure
-we are (docs/fitting.md).
+"""``flocksim fit`` and :func:`flocksim.fit`: which parameters of a model explain these tracks,
+and how sure we are (docs/fitting.md).
 
 The tracks are read by :func:`flocksim.io.open_tracks` (in the preset's periodic box, if it has
-one) and summarised by the analyses of ``flocksim analyze`` (:mod:`flocksim.fit.statistics`);
-simulated runs at parameters drawn from the priors are summarised the same way, and pyabc's
-ABC-SMC keeps the parameters whose runs look like the tracks (:mod:`flocksim.fit.inference`), one
-Dask task per simulation. :mod:`flocksim.fit.maxent` gives a fast point estimate of topological
-alignment from the headings alone. Needs the fit extra: ``pip install 'flocksim[fit]'``.
+one) and summarised by the analyses of ``flocksim analyze``
+(:mod:`flocksim.inference.statistics`); simulated runs at parameters drawn from the priors are
+summarised the same way, and pyabc's ABC-SMC keeps the parameters whose runs look like the tracks
+(:mod:`flocksim.inference.smc`), one Dask task per simulation. :mod:`flocksim.inference.maxent`
+gives a fast point estimate of topological alignment from the headings alone. Needs the fit
+extra: ``pip install 'flocksim[fit]'``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flocksim.fit.priors import FitError, Prior, parse_priors
-from flocksim.fit.result import FitResult, plot_fit
-from flocksim.fit.statistics import STATISTICS, default_statistics
+from flocksim.inference.priors import FitError, Prior, parse_priors
+from flocksim.inference.result import FitResult, plot_fit
+from flocksim.inference.statistics import STATISTICS, default_statistics
 
 DEFAULT_SIMULATIONS = 200
 MAX_SIMULATIONS = 1_000_000
@@ -102,7 +103,7 @@ def fit(
     [1/s] of tracks without times; ``velocity``: the tracks' velocity estimator; ``burn_in``: model
     time [s] run before the first frame (default: :data:`BURN_IN_DURATIONS` times the tracks'
     duration). ``statistics``: summary keys to compare (default:
-    :func:`flocksim.fit.statistics.default_statistics`). Bad input raises :class:`FitError` or
+    :func:`flocksim.inference.statistics.default_statistics`). Bad input raises :class:`FitError` or
     :class:`flocksim.io.tracks.TracksError` before any simulation runs.
     """
     from flocksim._extras import require
@@ -112,9 +113,9 @@ def fit(
 
     from flocksim import __version__
     from flocksim.config import to_dict
-    from flocksim.fit.inference import SimulationModel, population_size, run_abc
-    from flocksim.fit.result import finite, summarize_posterior
-    from flocksim.fit.statistics import RunPlan, check_tracks, statistics_of, steps_per_frame
+    from flocksim.inference.result import finite, summarize_posterior
+    from flocksim.inference.smc import SimulationModel, population_size, run_abc
+    from flocksim.inference.statistics import RunPlan, check_tracks, statistics_of, steps_per_frame
     from flocksim.io.tracks import open_tracks
     from flocksim.sweep.runner import dask_client
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from flocksim.fit.priors import Prior
-from flocksim.fit.statistics import RunPlan, finite_or, simulate_statistics
+from flocksim.inference.priors import Prior
+from flocksim.inference.statistics import RunPlan, finite_or, simulate_statistics
 
 UNDEFINED_OFFSET = 1e3
 """A run whose statistic is undefined (NaN: e.g. no frame ordered enough for the shape) gets the

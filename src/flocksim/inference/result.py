@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from flocksim.atomic import atomic_path
-from flocksim.fit.inference import Posterior, weighted_quantile
-from flocksim.fit.priors import Prior
+from flocksim.inference.priors import Prior
+from flocksim.inference.smc import Posterior, weighted_quantile
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from flocksim.fit.priors import FitError
+from flocksim.inference.priors import FitError
 from flocksim.metrics.series import analyze
 
 STATISTICS = (
