@@ -102,7 +102,7 @@ def fit_elfi(path: Path, params: dict, simulations: int, seed: int) -> dict:
     summary = elfi.Summary(lambda x: x / scale, sim, model=model, name="scaled")
     distance = elfi.Distance("euclidean", summary, model=model, name="d")
     budget = simulations - pilot_n
-    sample = elfi.Rejection(distance, batch_size=1, seed=seed).sample(max(5, budget // 10), n_sim=budget)
+    sample = elfi.Rejection(distance, batch_size=1, seed=seed).sample(max(5, budget // 10), n_sim=budget, bar=False)
     x = np.asarray(sample.samples["eta"])
     return {"median": float(np.median(x)), "ci95": [float(np.quantile(x, 0.025)), float(np.quantile(x, 0.975))],
             "simulations": simulations, "wall_s": time.perf_counter() - started}  # fmt: skip

@@ -53,3 +53,23 @@ def make_vicsek_tracks(
 ) -> Path:
     """Tracks of an independent Vicsek flock into ``path`` (CSV)."""
     return write_tracks_csv(path, vicsek_positions(n, side, eta, frames, burn_in, seed))
+
+
+def main() -> None:
+    """``python tests/vicsek_tracks.py flock.csv --n 400 --side 10 --eta 2 --frames 100``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Write Vicsek tracks made without flocksim (a CSV).")
+    parser.add_argument("output", help="CSV to write (frame,id,x,y,time)")
+    parser.add_argument("--n", type=int, default=400, help="particles")
+    parser.add_argument("--side", type=float, default=10.0, help="side of the periodic box [units]")
+    parser.add_argument("--eta", type=float, default=2.0, help="noise width [rad]")
+    parser.add_argument("--frames", type=int, default=100, help="frames, one step (1 s) apart")
+    parser.add_argument("--burn-in", type=int, default=400, help="steps before the first frame")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    make_vicsek_tracks(args.output, args.n, args.side, args.eta, args.frames, args.burn_in, args.seed)
+
+
+if __name__ == "__main__":
+    main()

@@ -77,6 +77,8 @@ def fit(
     from flocksim._extras import require
 
     require("fit", "flocksim fit")
+    from distributed import KilledWorker
+
     if plot is not None:
         require("plot", "flocksim fit")
     from flocksim.cli_common import UsageError, check_output_path, err, fail, no_bar, out, resolve_params
@@ -87,6 +89,7 @@ def fit(
     from flocksim.io.tracks import TracksError
     from flocksim.plotting import FIGURE_SUFFIXES, PlotError
     from flocksim.sweep import SweepError
+    from flocksim.sweep.task import one_line
 
     try:
         if output.suffix.lower() != ".json":
@@ -115,6 +118,9 @@ def fit(
         figure = plot_fit(result, plot) if plot is not None else None
     except (FitError, TracksError, ConfigError, UsageError, SweepError, PlotError) as exc:
         fail(str(exc))
+        return
+    except KilledWorker as exc:
+        fail(f"a simulation's Dask workers kept dying ({one_line(exc)}); nothing was written: run the fit again")
         return
     for key, summary in result.parameters.items():
         lo, hi = summary["ci95"]
