@@ -8,6 +8,9 @@ one frame a second after a burn-in of 300 steps. Every fit uses one local Dask c
   with ``--simulations``; prints the interval and the time.
 - ``calibration``: ``--datasets`` datasets whose true eta is drawn from the prior; the fraction of
   95 % intervals that hold the truth (about 0.95 for a calibrated fit) and the mean width.
+- ``couzin``: Couzin's width of the zone of orientation (couzin.delta_r_o, true ``--delta-r-o``,
+  prior Uniform(0, 8)) from tracks flocksim made (the couzin preset, ``--n`` individuals in 3D open
+  space, 600 steps of burn-in, a frame every second).
 - ``libraries``: the same datasets fitted by pyabc's ABC-SMC (what flocksim fit runs) and by ELFI's
   rejection sampler (Lintusaari et al. 2018) with the same statistics and budget (ELFI's distances
   scaled by the median absolute deviation of a pilot of 10 % of the budget); needs elfi installed
@@ -15,6 +18,7 @@ one frame a second after a burn-in of 300 steps. Every fit uses one local Dask c
 
 Usage: python benchmarks/bench_fit.py recovery [--n 400] [--frames 60] [--simulations 200]
        python benchmarks/bench_fit.py calibration [--datasets 20] [--n 64] [--simulations 80]
+       python benchmarks/bench_fit.py couzin [--delta-r-o 4] [--n 60] [--simulations 200]
        python benchmarks/bench_fit.py libraries [--datasets 3] [--n 64] [--simulations 100]
 Prints one JSON object.
 """
@@ -108,22 +112,61 @@ def fit_elfi(path: Path, params: dict, simulations: int, seed: int) -> dict:
             "simulations": simulations, "wall_s": time.perf_counter() - started}  # fmt: skip
 
 
+def couzin_tracks(path: Path, delta_r_o: float, n: int, frames: int, seed: int) -> Path:
+    """Tracks of flocksim's couzin preset (3D, open space, tau = 0.1 s): a frame every 10 steps
+    after 600 steps, as a CSV of frame,id,x,y,z,time."""
+    import csv
+
+    from flocksim.config import apply_overrides
+    from flocksim.scenarios import load_preset
+    from flocksim.simulation import Simulation
+
+    params = apply_overrides(load_preset("couzin"), [f"couzin.delta_r_o={delta_r_o}", f"agents.n={n}"])
+    sim = Simulation(params, seed=seed, threads=1)
+    sim.step(600)
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["frame", "id", "x", "y", "z", "time"])
+        for f in range(frames):
+            if f:
+                sim.step(10)
+            for i, p in enumerate(sim.state.position):
+                writer.writerow([f, i, *(f"{v:.9g}" for v in p), f"{f:g}"])
+    return path
+
+
+def fit_couzin(args, n: int, frames: int, sims: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = couzin_tracks(Path(tmp) / "couzin.csv", args.delta_r_o, n, frames, args.seed)
+        started = time.perf_counter()
+        result = fit(path, "couzin", {"couzin.delta_r_o": (0.0, 8.0)}, simulations=sims, workers=args.workers)
+    summary = result.parameters["couzin.delta_r_o"]
+    lo, hi = summary["ci95"]
+    return {"benchmark": "fit couzin", "flocksim": __version__, "truth": args.delta_r_o, "birds": n, "frames": frames,
+            "parameters": result.parameters, "covered": lo <= args.delta_r_o <= hi, "width": hi - lo,
+            "simulations": result.simulations, "wall_s": time.perf_counter() - started}  # fmt: skip
+
+
 def covered(ci: list[float], truth: float) -> bool:
     return ci[0] <= truth <= ci[1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["recovery", "calibration", "libraries"])
+    parser.add_argument("mode", choices=["recovery", "calibration", "libraries", "couzin"])
     parser.add_argument("--n", type=int, default=None, help="birds (default: 400 recovery, 64 otherwise)")
     parser.add_argument("--frames", type=int, default=None, help="frames (default: 60 recovery, 30 otherwise)")
     parser.add_argument("--simulations", type=int, default=None, help="budget per fit (default 200 / 80 / 100)")
     parser.add_argument("--datasets", type=int, default=None, help="datasets (default 20 calibration, 3 libraries)")
     parser.add_argument("--eta", type=float, default=2.0, help="true eta of the recovery dataset")
+    parser.add_argument("--delta-r-o", type=float, default=4.0, help="true couzin.delta_r_o of the couzin mode")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     recovery = args.mode == "recovery"
+    if args.mode == "couzin":
+        print(json.dumps(fit_couzin(args, args.n or 60, args.frames or 30, args.simulations or 200), indent=1))
+        return
     n = args.n or (400 if recovery else 64)
     frames = args.frames or (60 if recovery else 30)
     sims = args.simulations or {"recovery": 200, "calibration": 80, "libraries": 100}[args.mode]

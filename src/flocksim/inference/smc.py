@@ -31,6 +31,9 @@ UNDEFINED_OFFSET = 1e3
 observed value plus this much times (1 + |observed|) instead: far outside the data, so the particle
 is rejected, while the median-based scales stay finite."""
 
+_THREADS_READ = False
+"""Whether this worker process has made numba read its thread count (once, before the first run)."""
+
 
 def simulation_seed(seed: int, values: tuple[float, ...]) -> int:
     """The seed of the run at ``values`` in a fit seeded ``seed``: a hash of both, so the same fit
@@ -50,11 +53,12 @@ class SimulationModel:
     observed: dict[str, float]
 
     def __call__(self, pars: Any) -> dict[str, float]:
-        from flocksim.sweep.task import _STATS, numba_threads_from_environment
+        global _THREADS_READ
+        if not _THREADS_READ:  # the worker's NUMBA_NUM_THREADS, as sweeps read it (flocksim.sweep.task)
+            from flocksim.sweep.task import numba_threads_from_environment
 
-        if _STATS["tasks"] == 0:
             numba_threads_from_environment()
-        _STATS["tasks"] += 1
+            _THREADS_READ = True
         values = tuple(float(pars[f"p{i}"]) for i in range(len(self.keys)))
         stats = simulate_statistics(
             self.plan, dict(zip(self.keys, values, strict=True)), simulation_seed(self.seed, values)
