@@ -11,6 +11,9 @@ one frame a second after a burn-in of 300 steps. Every fit uses one local Dask c
 - ``couzin``: Couzin's width of the zone of orientation (couzin.delta_r_o, true ``--delta-r-o``,
   prior Uniform(0, 8)) from tracks flocksim made (the couzin preset, ``--n`` individuals in 3D open
   space, 600 steps of burn-in, a frame every second).
+- ``starlings``: the alignment weight of the starlings-2d preset (rules.alignment.weight, true
+  1.0, prior Uniform(0, 3)) from tracks flocksim made: ``--n`` starlings (default 100) in a 480 x
+  270 box, spontaneous turns off, 40 frames 0.1 s apart after 15.6 s.
 - ``libraries``: the same datasets fitted by pyabc's ABC-SMC (what flocksim fit runs) and by ELFI's
   rejection sampler (Lintusaari et al. 2018) with the same statistics and budget (ELFI's distances
   scaled by the median absolute deviation of a pilot of 10 % of the budget); needs elfi installed
@@ -19,6 +22,7 @@ one frame a second after a burn-in of 300 steps. Every fit uses one local Dask c
 Usage: python benchmarks/bench_fit.py recovery [--n 400] [--frames 60] [--simulations 200]
        python benchmarks/bench_fit.py calibration [--datasets 20] [--n 64] [--simulations 80]
        python benchmarks/bench_fit.py couzin [--delta-r-o 4] [--n 60] [--simulations 200]
+       python benchmarks/bench_fit.py starlings [--n 100] [--simulations 200]
        python benchmarks/bench_fit.py libraries [--datasets 3] [--n 64] [--simulations 100]
 Prints one JSON object.
 """
@@ -147,13 +151,46 @@ def fit_couzin(args, n: int, frames: int, sims: int) -> dict:
             "simulations": result.simulations, "wall_s": time.perf_counter() - started}  # fmt: skip
 
 
+STARLINGS = ["world.bounds.size=[480,270]", "turning.enabled=false"]
+
+
+def fit_starlings(args, n: int, sims: int) -> dict:
+    """rules.alignment.weight of starlings-2d from tracks of the preset at weight 1."""
+    import csv
+
+    from flocksim.config import apply_overrides
+    from flocksim.scenarios import load_preset
+    from flocksim.simulation import Simulation
+
+    frames, every = 40, 6  # 0.1 s at dt = 1/60 s
+    params = apply_overrides(load_preset("starlings-2d"), [*STARLINGS, f"agents.n={n}"])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "starlings.csv"
+        sim = Simulation(apply_overrides(params, ["rules.alignment.weight=1.0"]), seed=args.seed, threads=1)
+        sim.step(4 * every * (frames - 1))
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["frame", "id", "x", "y", "time"])
+            for f in range(frames):
+                if f:
+                    sim.step(every)
+                for i, p in enumerate(sim.state.position):
+                    writer.writerow([f, i, *(f"{v:.9g}" for v in p), f"{f * 0.1:.6g}"])
+        started = time.perf_counter()
+        result = fit(path, params, {"rules.alignment.weight": (0.0, 3.0)}, simulations=sims, workers=args.workers)
+    lo, hi = result.parameters["rules.alignment.weight"]["ci95"]
+    return {"benchmark": "fit starlings", "flocksim": __version__, "truth": 1.0, "birds": n, "frames": frames,
+            "parameters": result.parameters, "covered": lo <= 1.0 <= hi, "width": hi - lo,
+            "simulations": result.simulations, "wall_s": time.perf_counter() - started}  # fmt: skip
+
+
 def covered(ci: list[float], truth: float) -> bool:
     return ci[0] <= truth <= ci[1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["recovery", "calibration", "libraries", "couzin"])
+    parser.add_argument("mode", choices=["recovery", "calibration", "libraries", "couzin", "starlings"])
     parser.add_argument("--n", type=int, default=None, help="birds (default: 400 recovery, 64 otherwise)")
     parser.add_argument("--frames", type=int, default=None, help="frames (default: 60 recovery, 30 otherwise)")
     parser.add_argument("--simulations", type=int, default=None, help="budget per fit (default 200 / 80 / 100)")
@@ -166,6 +203,9 @@ def main() -> None:
     recovery = args.mode == "recovery"
     if args.mode == "couzin":
         print(json.dumps(fit_couzin(args, args.n or 60, args.frames or 30, args.simulations or 200), indent=1))
+        return
+    if args.mode == "starlings":
+        print(json.dumps(fit_starlings(args, args.n or 100, args.simulations or 200), indent=1))
         return
     n = args.n or (400 if recovery else 64)
     frames = args.frames or (60 if recovery else 30)
