@@ -40,7 +40,7 @@ def fit(
     ] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the runs (with each run's parameter values).")] = 0,
     fps: Annotated[
-        float | None, typer.Option(help="Frame rate [1/s] of tracks without a time column (a CSV of frames).")
+        float | None, typer.Option(help="Frame rate \\[1/s] of tracks without a time column (a CSV of frames).")
     ] = None,
     velocity: Annotated[
         str | None,
@@ -49,7 +49,7 @@ def fit(
     burn_in: Annotated[
         float | None,
         typer.Option(
-            "--burn-in", help="Model time [s] run before the first frame (default: 4 x the tracks' duration)."
+            "--burn-in", help="Model time \\[s] run before the first frame (default: 4 x the tracks' duration)."
         ),
     ] = None,
     statistics: Annotated[
