@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from flocksim import fit
 from flocksim.cli import app
-from flocksim.inference import fit
 from vicsek_tracks import vicsek_positions, write_tracks_csv
 
 pytest.importorskip("pyabc")
