@@ -201,3 +201,22 @@ def test_analyze_maxent_on_tracks_of_known_coupling(tmp_path):
     neighbours = next(line for line in result.output.splitlines() if "maxent neighbours n_c" in line)
     assert float(coupling.split("│")[2]) == pytest.approx(20.0, rel=0.1)
     assert int(neighbours.split("│")[2]) == 7
+
+
+def test_cli_refuses_workers_with_a_scheduler(small_tracks, tmp_path):
+    args = [
+        "fit",
+        str(small_tracks["ok"]),
+        "--preset",
+        "vicsek",
+        "--prior",
+        "vicsek.eta",
+        "-o",
+        str(tmp_path / "f.json"),
+    ]
+    result = runner.invoke(app, [*args, "--workers", "2", "--scheduler", "tcp://127.0.0.1:9"])
+    assert result.exit_code == 2, result.output
+    assert (
+        result.output.strip()
+        == "error: --workers: applies to the local cluster only; allowed: --workers or --scheduler"
+    )
