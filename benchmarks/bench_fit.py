@@ -1,7 +1,7 @@
 """flocksim fit on tracks it did not make: recovery, calibration, and the library comparison.
 
 Tracks come from tests/vicsek_tracks.py (plain numpy Vicsek, no flocksim code), 2D, periodic box,
-one frame a second after a burn-in of 300 steps. Every fit uses one local Dask cluster of
+one frame a second after a burn-in of 1000 steps (a flock in its steady state). Every fit uses one local Dask cluster of
 ``--workers`` processes and the prior vicsek.eta ~ Uniform(0.5, 4).
 
 - ``recovery``: one dataset (``--n`` birds at density 4, ``--frames``, true eta ``--eta``) fitted
@@ -44,13 +44,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import numpy as np
 
 from flocksim import __version__
-from flocksim.inference import fit
+from flocksim.inference import BURN_IN_DURATIONS, BURN_IN_MIN_STEPS, fit
 from flocksim.sweep.runner import dask_client
 from vicsek_tracks import make_vicsek_tracks
 
 PRIOR = (0.5, 4.0)
 DENSITY = 4.0
-BURN_IN = 300
+BURN_IN = 1000
 
 
 def dataset(folder: Path, name: str, n: int, frames: int, eta: float, seed: int) -> tuple[Path, dict]:
@@ -88,7 +88,8 @@ def fit_elfi(path: Path, params: dict, simulations: int, seed: int) -> dict:
     present = ds["present"].values
     time_ = ds["time"].values
     observed = statistics_of(time_, ds["position"].values, ds["velocity"].values, present, box, names, 5)
-    plan = RunPlan(to_dict(p), time_, 1, 4 * (len(time_) - 1), present, "central", box, names)
+    burn_in = max(BURN_IN_DURATIONS * (len(time_) - 1), BURN_IN_MIN_STEPS)  # as flocksim fit's default
+    plan = RunPlan(to_dict(p), time_, 1, burn_in, present, "central", box, names)
     obs = np.array([observed[k] for k in names])
 
     def simulate(eta, batch_size=1, random_state=None):

@@ -48,7 +48,7 @@ def tracks(tmp_path_factory):
     """64 birds at density 4 in a 4 x 4 box, eta = 2, 30 frames one second apart; and the same
     positions stamped 2 s apart (a wrong frame rate)."""
     folder = tmp_path_factory.mktemp("fit")
-    positions = vicsek_positions(64, SIDE, ETA, frames=30, burn_in=300, seed=3)
+    positions = vicsek_positions(64, SIDE, ETA, frames=30, burn_in=1000, seed=3)
     return {
         "right": write_tracks_csv(folder / "right.csv", positions),
         "slow_clock": write_tracks_csv(folder / "slow_clock.csv", positions, dt=2.0),
@@ -70,6 +70,11 @@ def test_fit_recovers_vicsek_eta_from_independent_tracks(cluster, tracks, tmp_pa
     assert abs(eta["median"] - ETA) < 0.5
     assert doc["simulations"] >= 80 and doc["provenance"]["agents"] == 64 and doc["provenance"]["box"] == [4.0, 4.0]
     assert len(doc["provenance"]["tracks_sha256"]) == 64 and doc["provenance"]["seed"] == 0
+    assert set(eta) == {"mean", "median", "ci95"} and lo <= eta["mean"] <= hi
+    assert doc["provenance"]["flocksim_version"] and doc["generations"] == len(
+        doc["distances"]["epsilon_per_generation"]
+    )
+    assert len(doc["distances"]["final"]) == doc["provenance"]["population"] == len(doc["posterior"]["weights"])
     assert set(doc["statistics"]["observed"]) == {
         "polarization", "polarization_sd", "speed_mean", "speed_fluctuation", "nnd_mean", "correlation_length"
     }  # fmt: skip

@@ -49,7 +49,8 @@ def fit(
     burn_in: Annotated[
         float | None,
         typer.Option(
-            "--burn-in", help="Model time \\[s] run before the first frame (default: 4 x the tracks' duration)."
+            "--burn-in",
+            help="Model time \\[s] run before the first frame (default: 4 x the tracks' duration, >= 500 steps).",
         ),
     ] = None,
     statistics: Annotated[
