@@ -31,6 +31,7 @@ OPTIONAL = {
     "video": ("av", "matplotlib"),
     "field": ("xarray", "netCDF4", "pandas"),
     "notebook": ("anywidget", "traitlets"),
+    "fit": ("pyabc", "dask", "distributed", "xarray", "netCDF4", "pandas"),
 }
 """Each extra's modules, written out here so that a change to flocksim._extras.EXTRAS is a deliberate one."""
 EVERY_OPTIONAL = sorted({m for modules in OPTIONAL.values() for m in modules})
@@ -97,6 +98,7 @@ CASES = [
     ("video", "av", ["render", "run.zarr", "-o", "flock.mp4", "--size", "64x48"], "flock.mp4"),
     ("field", "xarray", ["analyze", "tracks.csv", "--fps", "25"], None),
     ("field", "netCDF4", ["export", "run.zarr", "-o", "tracks.nc"], "tracks.nc"),
+    ("fit", "pyabc", ["fit", "tracks.csv", "--preset", "vicsek", "--prior", "vicsek.eta", "-o", "f.json"], "f.json"),
 ]
 
 
@@ -135,6 +137,7 @@ def test_the_notebook_widget_without_its_extra_names_it():
         ("video", "av", "flocksim.render.render_run('run.zarr', 'f.mp4')", "flocksim.render.render_run"),
         ("plot", "matplotlib", "flocksim.plotting.plot_metrics('run.zarr', 'm.png')", "flocksim.plotting.plot_metrics"),
         ("sweep", "dask", "import flocksim.sweep", "flocksim.sweep"),
+        ("fit", "pyabc", "flocksim.fit('tracks.csv', 'vicsek', ['vicsek.eta'])", "flocksim.fit"),
     ],
 )
 def test_an_api_function_without_its_extra_names_it(files, tmp_path, extra, missing, call, what):

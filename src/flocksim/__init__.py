@@ -25,6 +25,18 @@ def widget(source: Any, **options: Any) -> Any:
     return make_widget(source, **options)
 
 
+def fit(tracks: Any, params: Any, priors: Any, **options: Any) -> Any:
+    """Fit a model's parameters to tracks by simulation-based inference (ABC-SMC on Dask): see
+    :func:`flocksim.inference.fit` and docs/fitting.md. Imports pyabc and Dask only when called:
+    pip install 'flocksim[fit]'."""
+    from flocksim._extras import require
+
+    require("fit", "flocksim.fit")
+    from flocksim.inference import fit as run_fit
+
+    return run_fit(tracks, params, priors, **options)
+
+
 try:
     __version__ = version("flocksim")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
@@ -41,6 +53,7 @@ __all__ = [
     "VicsekParams",
     "__version__",
     "apply_overrides",
+    "fit",
     "io",
     "load_preset",
     "load_toml",

@@ -117,6 +117,10 @@ from flocksim import cli_tracks  # noqa: E402  (registers `flocksim analyze` and
 
 cli_tracks.register(app)
 
+from flocksim import cli_fit  # noqa: E402  (registers `flocksim fit`)
+
+cli_fit.register(app)
+
 
 def main() -> None:
     app()

@@ -50,6 +50,14 @@ def analyze(
             "--correlation-frames", min=1, max=1000, help="Frames (evenly spaced) for the O(N^2) correlation analyses."
         ),
     ] = 10,
+    maxent: Annotated[
+        bool,
+        typer.Option(
+            "--maxent",
+            help="Also estimate topological alignment by maximum entropy (Bialek et al. 2012): coupling J and "
+            "neighbours n_c from the headings of the correlation frames (an ordered flock).",
+        ),
+    ] = False,
 ) -> None:
     """Analyse tracked or simulated trajectories: polarization, milling, group state, speed,
     neighbours, edge deviation, shape, correlations; a table (and a figure with --plot).
@@ -59,6 +67,8 @@ def analyze(
     A movement dataset or a recorded run: flocksim analyze tracks.nc; flocksim analyze run.zarr --dt 0.5
 
     Tracks from a periodic box of side 15.8: flocksim analyze vicsek.csv --box 15.8 --velocity backward
+
+    Topological alignment by maximum entropy: flocksim analyze starlings.csv --fps 25 --maxent
 
     Needs the field extra (and the plot extra for --plot): pip install 'flocksim\\[field]'
     """
@@ -72,6 +82,7 @@ def analyze(
     from rich.table import Table
 
     from flocksim.cli_common import UsageError, check_output_path, fail
+    from flocksim.inference.maxent import MaxentError, maxent_rows
     from flocksim.io import TrajectoryError
     from flocksim.io.tracks import TracksError, open_tracks
     from flocksim.metrics.series import analyze as analyze_tracks
@@ -93,8 +104,9 @@ def analyze(
             box=ds.attrs["box"] or None,
         )
         unit = ds.attrs["time_unit"]
+        extra_rows = maxent_rows(ds, analysis.correlation_frames) if maxent else []
         figure = plot_analysis(analysis, plot, path.name, unit) if plot is not None else None
-    except (TracksError, TrajectoryError, PlotError, UsageError) as exc:
+    except (TracksError, TrajectoryError, PlotError, UsageError, MaxentError) as exc:
         fail(str(exc))
         return
     out = Console()
@@ -113,7 +125,7 @@ def analyze(
             f"velocity {velocity_text}{space_text}"
         ),
     )
-    for label, value, what in summary_rows(analysis, unit):
+    for label, value, what in [*summary_rows(analysis, unit), *extra_rows]:
         table.add_row(escape(label), escape(value), escape(what))  # "[units/s]" is text, not markup
     out.print(table)
     if figure is not None:

@@ -1,0 +1,144 @@
+"""``flocksim fit``: parameters of a model from tracks, by simulation-based inference on Dask
+(docs/fitting.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flocksim.cli_common import Overrides
+
+
+def fit(
+    tracks: Annotated[
+        Path,
+        typer.Argument(
+            help="Tracks: a CSV of frame,id,x,y[,z][,time], a movement dataset (.nc) or a run store (run.zarr).",
+            show_default=False,
+        ),
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Result to write (.json).", show_default=False)],
+    preset: Annotated[
+        str, typer.Option("--preset", help="Preset name or parameter TOML: the model and its fixed values.")
+    ],
+    overrides: Overrides = None,
+    priors: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--prior",
+            help="A parameter to infer, uniform prior: KEY=LO:HI, or KEY for its whole schema range (repeatable).",
+        ),
+    ] = None,
+    simulations: Annotated[int, typer.Option(help="Simulations to spend (about: the last generation finishes).")] = 200,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Worker processes of the local Dask cluster (default: one per core).")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Address of a running Dask scheduler, e.g. tcp://host:8786 (default: local).")
+    ] = None,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the runs (with each run's parameter values).")] = 0,
+    fps: Annotated[
+        float | None, typer.Option(help="Frame rate \\[1/s] of tracks without a time column (a CSV of frames).")
+    ] = None,
+    velocity: Annotated[
+        str | None,
+        typer.Option(help="Velocities of the tracks (and runs) by central, backward or forward differences."),
+    ] = None,
+    burn_in: Annotated[
+        float | None,
+        typer.Option(
+            "--burn-in",
+            help="Model time \\[s] run before the first frame (default: 4 x the tracks' duration, >= 500 steps).",
+        ),
+    ] = None,
+    statistics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--statistic",
+            help="A summary statistic to compare (repeatable; default: all but the centroid ones in a periodic box): "
+            "polarization, polarization_sd, milling, speed_mean, speed_fluctuation, nnd_mean, correlation_length, "
+            "aspect, axis_cos.",
+        ),
+    ] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Also draw the posteriors into this .png/.svg/.pdf.")
+    ] = None,
+) -> None:
+    """Fit a model's parameters to tracks: ABC-SMC (pyabc) over simulations run on Dask.
+
+    Example: flocksim fit flock.csv --preset vicsek --prior vicsek.eta=0.5:4 -o fit.json --plot fit.png
+
+    The result (fit.json) gives each parameter's posterior mean, median and 95 % interval, the statistics
+    compared, the distances, the simulations spent and where it all came from.
+
+    Needs the fit extra (and the plot extra for --plot): pip install 'flocksim\\[fit]'
+    """
+    from flocksim._extras import require
+
+    require("fit", "flocksim fit")
+    from distributed import KilledWorker
+
+    if plot is not None:
+        require("plot", "flocksim fit")
+    from flocksim.cli_common import UsageError, check_output_path, err, fail, no_bar, out, resolve_params
+    from flocksim.config import ConfigError
+    from flocksim.inference import FitError
+    from flocksim.inference import fit as run_fit
+    from flocksim.inference.result import plot_fit
+    from flocksim.io.tracks import TracksError
+    from flocksim.plotting import FIGURE_SUFFIXES, PlotError
+    from flocksim.sweep import SweepError
+    from flocksim.sweep.task import one_line
+
+    try:
+        if output.suffix.lower() != ".json":
+            raise UsageError(f"--output: cannot write {output.name!r}; allowed: a file ending in .json")
+        check_output_path("--output", output)
+        if plot is not None:
+            if plot.suffix.lower() not in FIGURE_SUFFIXES:
+                raise UsageError(f"--plot: cannot write {plot.name!r}; allowed: a file ending in .png, .svg or .pdf")
+            check_output_path("--plot", plot)
+        params = resolve_params(preset, overrides)
+        result = run_fit(
+            tracks,
+            params,
+            priors or [],
+            simulations=simulations,
+            workers=workers,
+            scheduler=scheduler,
+            seed=seed,
+            fps=fps,
+            velocity=velocity,
+            burn_in=burn_in,
+            statistics=statistics,
+            console=None if no_bar(False, err) else err,
+        )
+        result.write(output)
+        figure = plot_fit(result, plot) if plot is not None else None
+    except (FitError, TracksError, ConfigError, UsageError, SweepError, PlotError) as exc:
+        fail(str(exc))
+        return
+    except KilledWorker as exc:
+        fail(f"a simulation's Dask workers kept dying ({one_line(exc)}); nothing was written: run the fit again")
+        return
+    for key, summary in result.parameters.items():
+        lo, hi = summary["ci95"]
+        out.print(
+            f"{key}: median {summary['median']:.4g}, mean {summary['mean']:.4g}, 95 % interval [{lo:.4g}, {hi:.4g}]",
+            markup=False,
+            highlight=False,
+        )
+    out.print(
+        f"{result.simulations} simulations in {result.generations} generations -> {output}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    if figure is not None:
+        out.print(f"figure -> {figure}", markup=False, highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("fit")(fit)

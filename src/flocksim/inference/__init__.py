@@ -1,0 +1,222 @@
+"""``flocksim fit`` and :func:`flocksim.fit`: which parameters of a model explain these tracks,
+and how sure we are (docs/fitting.md).
+
+The tracks are read by :func:`flocksim.io.open_tracks` (in the preset's periodic box, if it has
+one) and summarised by the analyses of ``flocksim analyze``
+(:mod:`flocksim.inference.statistics`); simulated runs at parameters drawn from the priors are
+summarised the same way, and pyabc's ABC-SMC keeps the parameters whose runs look like the tracks
+(:mod:`flocksim.inference.smc`), one Dask task per simulation. :mod:`flocksim.inference.maxent`
+gives a fast point estimate of topological alignment from the headings alone. Needs the fit
+extra: ``pip install 'flocksim[fit]'``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from flocksim.inference.priors import FitError, Prior, parse_priors
+from flocksim.inference.result import FitResult, plot_fit
+from flocksim.inference.statistics import STATISTICS, default_statistics
+
+DEFAULT_SIMULATIONS = 200
+MAX_SIMULATIONS = 1_000_000
+BURN_IN_DURATIONS = 4
+BURN_IN_MIN_STEPS = 500
+"""Default burn-in of every run: :data:`BURN_IN_DURATIONS` times the tracks' duration, and at least
+this many model steps, run and discarded before the first frame, so that a run started from the
+preset's initial conditions is compared in its steady state (a short recording would otherwise be
+compared with runs that have not settled: a flock of 64 Vicsek particles is still ordering after
+100 steps)."""
+
+__all__ = [
+    "DEFAULT_SIMULATIONS",
+    "STATISTICS",
+    "FitError",
+    "FitResult",
+    "Prior",
+    "default_statistics",
+    "fit",
+    "plot_fit",
+]
+
+
+def _file_hash(path: Path) -> str:
+    """sha256 of a file, or of a directory's files (a run store) in sorted order."""
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        if f is not path:
+            digest.update(str(f.relative_to(path)).encode())
+        with open(f, "rb") as handle:
+            for chunk in iter(lambda h=handle: h.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _params(params: Any) -> Any:
+    from flocksim.config import AnyParams, validate
+    from flocksim.scenarios import load_preset
+
+    if isinstance(params, str):
+        return load_preset(params)
+    if isinstance(params, Mapping):
+        return validate(dict(params))
+    if isinstance(params, AnyParams):
+        return params
+    raise FitError(f"params: expected a preset name, a mapping or parameters, got {type(params).__name__}")
+
+
+def _priors(priors: Any, params: Any) -> list[Prior]:
+    if isinstance(priors, Mapping):
+        texts = [k if v is None else f"{k}={float(v[0])!r}:{float(v[1])!r}" for k, v in priors.items()]
+    elif isinstance(priors, str):
+        texts = [priors]
+    else:
+        texts = list(priors)
+    return parse_priors(texts, params)
+
+
+def fit(
+    tracks: str | Path,
+    params: Any,
+    priors: Mapping[str, tuple[float, float] | None] | Sequence[str],
+    *,
+    simulations: int = DEFAULT_SIMULATIONS,
+    population: int | None = None,
+    client: Any = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    seed: int = 0,
+    fps: float | None = None,
+    velocity: str | None = None,
+    burn_in: float | None = None,
+    statistics: Sequence[str] | None = None,
+    console: Any = None,
+) -> FitResult:
+    """Fit the ``priors``' parameters of ``params`` to ``tracks``.
+
+    ``tracks``: a CSV, movement dataset or run store (as ``flocksim analyze`` reads). ``params``: a
+    preset name, a mapping or parameters (the fixed values, and the model). ``priors``: {dotted key:
+    (low, high) or None for the schema's range} or texts ``KEY=LO:HI``. ``simulations``: the budget
+    of runs (pyabc finishes the generation that crosses it). ``client`` (a distributed.Client) wins
+    over ``scheduler`` (an address), which wins over a local cluster of ``workers`` processes.
+    ``seed``: seeds every run (from itself and the run's parameter values). ``fps``: frame rate
+    [1/s] of tracks without times; ``velocity``: the tracks' velocity estimator; ``burn_in``: model
+    time [s] run before the first frame (default: :data:`BURN_IN_DURATIONS` times the tracks'
+    duration, at least :data:`BURN_IN_MIN_STEPS` steps). ``statistics``: summary keys to compare (default:
+    :func:`flocksim.inference.statistics.default_statistics`). Bad input raises :class:`FitError` or
+    :class:`flocksim.io.tracks.TracksError` before any simulation runs.
+    """
+    from flocksim._extras import require
+
+    require("fit", "flocksim.fit")
+    import numpy as np
+
+    from flocksim import __version__
+    from flocksim.config import to_dict
+    from flocksim.inference.result import finite, summarize_posterior
+    from flocksim.inference.smc import SimulationModel, population_size, run_abc
+    from flocksim.inference.statistics import RunPlan, check_tracks, statistics_of, steps_per_frame
+    from flocksim.io.tracks import open_tracks
+    from flocksim.sweep.runner import dask_client
+
+    params = _params(params)
+    priors = _priors(priors, params)
+    if isinstance(simulations, bool) or not isinstance(simulations, int) or not 20 <= simulations <= MAX_SIMULATIONS:
+        raise FitError(f"--simulations: {simulations!r}; allowed: a whole number from 20 to {MAX_SIMULATIONS}")
+    if population is not None and not (isinstance(population, int) and 5 <= population <= simulations):
+        raise FitError(f"population: {population!r}; allowed: a whole number from 5 to the simulations")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise FitError(f"--seed: {seed!r}; allowed: a whole number >= 0")
+    bounds = params.world.bounds
+    if statistics is None:
+        statistics = default_statistics(bounds.kind == "periodic")
+    unknown = [s for s in statistics if s not in STATISTICS]
+    if unknown or not statistics or len(set(statistics)) != len(statistics):
+        raise FitError(
+            f"--statistic: {unknown or list(statistics)}; allowed: one or more of {', '.join(STATISTICS)}, each once"
+        )
+    if burn_in is not None and not (isinstance(burn_in, int | float) and 0 <= burn_in < 1e9):
+        raise FitError(f"--burn-in: {burn_in!r}; allowed: a time >= 0 [s]")
+    box = tuple(float(v) for v in bounds.size) if bounds.kind == "periodic" else ()
+    path = Path(tracks)
+    ds = open_tracks(path, fps=fps, velocity=velocity, box=",".join(f"{v!r}" for v in box) if box else None)
+    if ds.attrs["time_unit"] != "s":
+        raise FitError(f"--fps: {path} counts frames, not seconds; allowed: --fps F, the tracks' frame rate [1/s]")
+    dim = ds.sizes["space"]
+    if dim != params.world.dim:
+        raise FitError(
+            f"world.dim: the tracks are {dim}D and the {params.model} parameters {params.world.dim}D; "
+            f"allowed: --set world.dim={dim}"
+        )
+    present = ds["present"].values
+    check_tracks(present, str(path))
+    time = ds["time"].values
+    k = steps_per_frame(float(ds.attrs["dt"]), params.world.dt)
+    duration = (len(time) - 1) * k
+    burn_in_steps = (
+        max(BURN_IN_DURATIONS * duration, BURN_IN_MIN_STEPS) if burn_in is None else round(burn_in / params.world.dt)
+    )
+    base = to_dict(params)
+    base["agents"]["n"] = int(ds.sizes["agent"])
+    plan = RunPlan(
+        base=base,
+        time=time,
+        steps_per_frame=k,
+        burn_in_steps=burn_in_steps,
+        present=present,
+        velocity=ds.attrs["velocity_estimator"],
+        box=box,
+        statistics=tuple(statistics),
+    )
+    position, vel = ds["position"].values, ds["velocity"].values
+    measured = statistics_of(time, position, vel, present, box, plan.statistics, plan.correlation_frames)
+    observed = {k_: v for k_, v in measured.items() if np.isfinite(v)}
+    if not observed:
+        raise FitError(f"{path}: none of the statistics {', '.join(statistics)} is defined for these tracks")
+    model = SimulationModel(plan, tuple(p.key for p in priors), seed, observed)
+    if client is not None:
+        posterior = run_abc(model, priors, observed, simulations, client, population)
+    else:
+        with dask_client(scheduler, workers, 1, console) as own:
+            posterior = run_abc(model, priors, observed, simulations, own, population)
+    import pyabc
+
+    return FitResult(
+        parameters=summarize_posterior(posterior, priors),
+        priors=priors,
+        statistics={
+            "observed": observed,
+            "dropped": [name for name in statistics if name not in observed],
+            "computed_by": "flocksim.metrics.series.analyze (as flocksim analyze)",
+        },
+        distances={
+            "metric": "Euclidean over the statistics, each scaled by its median absolute deviation",
+            "epsilon_per_generation": posterior.epsilons,
+            "acceptance_per_generation": posterior.acceptance,
+            "final": [finite(float(d)) for d in posterior.distances],
+        },
+        simulations=posterior.simulations,
+        generations=posterior.generations,
+        provenance={
+            "flocksim_version": __version__,
+            "pyabc_version": pyabc.__version__,
+            "tracks": str(path),
+            "tracks_sha256": _file_hash(path),
+            "seed": seed,
+            "model": params.model,
+            "parameters": base,
+            "population": population or population_size(simulations),
+            "frames": len(time),
+            "frame_interval_s": float(ds.attrs["dt"]),
+            "steps_per_frame": k,
+            "burn_in_steps": burn_in_steps,
+            "agents": int(ds.sizes["agent"]),
+            "box": list(box),
+            "velocity": plan.velocity,
+        },
+        posterior=posterior,
+    )

@@ -1,0 +1,222 @@
+"""flocksim fit without a cluster: priors and their errors, the one statistics path for tracks and
+runs, the checks on tracks, and the maximum-entropy estimate of topological alignment."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from flocksim.cli import app
+from flocksim.config import to_dict, validate
+from flocksim.inference import STATISTICS, FitError, fit
+from flocksim.inference.maxent import MaxentError, maxent_alignment, sample_maxent_flock
+from flocksim.inference.priors import parse_prior, parse_priors, schema_range
+from flocksim.inference.statistics import RunPlan, simulate_statistics, statistics_of, steps_per_frame
+from flocksim.io.tracks import open_tracks
+from flocksim.scenarios import load_preset
+from vicsek_tracks import vicsek_positions, write_tracks_csv
+
+pytest.importorskip("pyabc")
+runner = CliRunner()
+VICSEK = load_preset("vicsek")
+
+
+# --- priors -----------------------------------------------------------------------------------
+
+
+def test_prior_ranges_come_from_the_schema():
+    assert schema_range(VICSEK, "vicsek.eta") == (0.0, pytest.approx(2 * math.pi))
+    p = parse_prior("vicsek.eta", VICSEK)  # no range: the whole schema range
+    assert (p.low, p.high) == (0.0, pytest.approx(2 * math.pi))
+    p = parse_prior("vicsek.eta=0.5:4", VICSEK)
+    assert (p.key, p.low, p.high) == ("vicsek.eta", 0.5, 4.0)
+    couzin = load_preset("couzin")
+    assert parse_prior("couzin.delta_r_o=0:6", couzin).high == 6.0
+
+
+@pytest.mark.parametrize(
+    ("texts", "message"),
+    [
+        (["vicsek.eta=0.5:7"], "--prior vicsek.eta: 0.5:7 leaves the parameter's range; allowed: within the schema "
+         "range [0, 6.28319]"),
+        (["vicsek.eta=-1:2"], "leaves the parameter's range"),
+        (["vicsek.eta=3:1"], "--prior vicsek.eta: empty range 3:1; allowed: LO < HI"),
+        (["vicsek.etta=1:2"], "--prior vicsek.etta: unknown key of the vicsek model; allowed keys here: speed, radius, "
+         "eta, update"),
+        (["rules.alignment.weight=0:1"], "--prior rules: unknown key of the vicsek model"),
+        (["vicsek=0:1"], "--prior vicsek: not a number of the vicsek model"),
+        (["vicsek.update=0:1"], "--prior vicsek.update: not a number"),
+        (["vicsek.eta=a:b"], "--prior 'vicsek.eta=a:b': expected KEY=LO:HI with finite numbers"),
+        (["vicsek.eta=1"], "expected KEY=LO:HI"),
+        ([], "--prior: none given"),
+        (["vicsek.eta=1:2", "vicsek.eta=2:3"], "--prior vicsek.eta: given twice"),
+    ],
+)  # fmt: skip
+def test_bad_priors_say_which_and_what_is_allowed(texts, message):
+    with pytest.raises(FitError) as info:
+        parse_priors(texts, VICSEK)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+# --- one statistics path ------------------------------------------------------------------------
+
+
+def test_a_run_and_its_tracks_give_the_same_statistics(tmp_path):
+    """A flocksim run summarised inside the fit equals the same run written as a CSV of wrapped
+    positions, read back by open_tracks in the box and summarised: one code path."""
+    from flocksim.simulation import Simulation
+
+    n, frames, burn = 60, 25, 30
+    params = validate({"model": "vicsek", "agents": {"n": n}, "world": {"bounds": {"size": [4.0, 4.0]}}})
+    sim = Simulation(params, seed=11, threads=1)
+    sim.step(burn)
+    positions = []
+    for t in range(frames):
+        if t:
+            sim.step(1)
+        positions.append(sim.state.position.copy())
+    csv = write_tracks_csv(tmp_path / "run.csv", np.array(positions))
+    ds = open_tracks(csv, box="4,4")
+    present = ds["present"].values
+    from_tracks = statistics_of(
+        ds["time"].values, ds["position"].values, ds["velocity"].values, present, (4.0, 4.0), STATISTICS, 5
+    )
+    plan = RunPlan(to_dict(params), ds["time"].values, 1, burn, present, "central", (4.0, 4.0), STATISTICS, 5)
+    from_run = simulate_statistics(plan, {"vicsek.eta": params.vicsek.eta}, 11)
+    for name in STATISTICS:
+        assert from_run[name] == pytest.approx(from_tracks[name], rel=1e-6, abs=1e-9, nan_ok=True), name
+    other = simulate_statistics(plan, {"vicsek.eta": 5.0}, 11)  # a different noise: different statistics
+    assert other["polarization"] < from_run["polarization"] - 0.2
+
+
+def test_frame_interval_must_be_whole_steps():
+    assert steps_per_frame(0.5, 0.1) == 5
+    with pytest.raises(FitError, match=r"world.dt: the tracks' frame interval 0.25 s is not a whole number"):
+        steps_per_frame(0.25, 0.1)
+
+
+# --- bad input stops before any simulation (exit 2, one line) ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_tracks(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tracks")
+    positions = vicsek_positions(40, 4.0, 2.0, frames=12, burn_in=20, seed=2)
+    return {
+        "ok": write_tracks_csv(folder / "ok.csv", positions),
+        "short": write_tracks_csv(folder / "short.csv", positions[:6]),
+        "sparse": write_tracks_csv(folder / "sparse.csv", positions[:, :5]),
+        "open": write_tracks_csv(folder / "open.csv", positions[:1] + 0.01 * np.arange(12)[:, None, None]),
+    }
+
+
+@pytest.mark.parametrize(
+    ("which", "extra", "message"),
+    [
+        ("ok", ["--prior", "vicsek.eta=0:9"], "error: --prior vicsek.eta: 0:9 leaves the parameter's range"),
+        ("ok", ["--prior", "vicsek.nope=0:1"], "error: --prior vicsek.nope: unknown key of the vicsek model"),
+        ("short", ["--prior", "vicsek.eta=0:4"], "6 frames, too short to fit; allowed: tracks of at least 10 frames"),
+        ("sparse", ["--prior", "vicsek.eta=0:4"], "5.0 birds per frame on average, too sparse to fit"),
+        ("ok", ["--prior", "vicsek.eta=0:4", "--set", "world.dt=0.3"], "error: world.dt: the tracks' frame interval"),
+        (
+            "open",
+            ["--prior", "couzin.noise_sd=0:1", "--set", "world.dt=1"],
+            "error: world.dim: the tracks are 2D and the couzin parameters 3D; allowed: --set world.dim=2",
+        ),
+        ("ok", ["--prior", "vicsek.eta=0:4", "--set", "world.bounds.size=[2,2]"], "more than the box side 2"),
+        ("ok", ["--prior", "vicsek.eta=0:4", "--simulations", "5"], "error: --simulations: 5; allowed: a whole"),
+    ],
+)
+def test_cli_refuses_bad_input_with_one_line(small_tracks, tmp_path, which, extra, message):
+    out = tmp_path / "fit.json"
+    preset = "couzin" if which == "open" else "vicsek"
+    result = runner.invoke(app, ["fit", str(small_tracks[which]), "--preset", preset, "-o", str(out), *extra])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_cli_refuses_an_output_that_is_not_json(small_tracks, tmp_path):
+    result = runner.invoke(
+        app,
+        ["fit", str(small_tracks["ok"]), "--preset", "vicsek", "--prior", "vicsek.eta", "-o", str(tmp_path / "a.txt")],
+    )
+    assert result.exit_code == 2 and "--output: cannot write 'a.txt'; allowed: a file ending in .json" in result.output
+
+
+def test_api_refuses_bad_statistics(small_tracks):
+    with pytest.raises(FitError, match="--statistic: \\['nope'\\]; allowed: one or more of polarization"):
+        fit(small_tracks["ok"], "vicsek", {"vicsek.eta": (0.5, 4.0)}, statistics=["nope"])
+
+
+# --- maximum entropy ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("coupling", "nc"), [(20.0, 6), (8.0, 11)])
+def test_maxent_recovers_the_coupling_of_a_synthetic_flock(coupling, nc):
+    rng = np.random.default_rng(5)
+    positions = [rng.uniform(0.0, 10.0, size=(200, 3)) for _ in range(4)]
+    headings = [sample_maxent_flock(p, coupling, nc, rng) for p in positions]
+    estimate = maxent_alignment(positions, headings, max_nc=16)
+    assert estimate.neighbors == nc
+    assert estimate.coupling == pytest.approx(coupling, rel=0.1)
+    assert estimate.frames == 4
+
+
+def test_maxent_headings_unrelated_to_positions_show_no_topological_coupling():
+    rng = np.random.default_rng(6)
+    positions = [rng.uniform(0.0, 10.0, size=(200, 3)) for _ in range(4)]
+    headings = [sample_maxent_flock(p, 20.0, 6, rng)[rng.permutation(200)] for p in positions]  # shuffled
+    estimate = maxent_alignment(positions, headings, max_nc=16)
+    assert estimate.coupling * estimate.neighbors < 0.5 * 20.0 * 6 or estimate.neighbors == 16
+
+
+def test_maxent_refuses_a_disordered_flock():
+    rng = np.random.default_rng(7)
+    v = rng.standard_normal((100, 3))
+    with pytest.raises(MaxentError, match=r"no frame with polarization >= 0\.7"):
+        maxent_alignment([rng.uniform(size=(100, 3))], [v])
+
+
+def test_analyze_maxent_on_tracks_of_known_coupling(tmp_path):
+    """Birds flying straight with headings drawn from the maxent model: the CSV read back by
+    flocksim analyze --maxent gives the coupling and neighbour count they were drawn with."""
+    rng = np.random.default_rng(8)
+    start = rng.uniform(0.0, 10.0, size=(150, 3))
+    heading = sample_maxent_flock(start, 20.0, 7, rng)
+    rows = ["frame,id,x,y,z,time"]
+    for f in range(5):
+        p = start + 0.001 * f * heading
+        rows += [f"{f},{i},{x:.12g},{y:.12g},{z:.12g},{f}" for i, (x, y, z) in enumerate(p)]
+    csv = tmp_path / "flock.csv"
+    csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["analyze", str(csv), "--maxent"], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    coupling = next(line for line in result.output.splitlines() if "maxent coupling J" in line)
+    neighbours = next(line for line in result.output.splitlines() if "maxent neighbours n_c" in line)
+    assert float(coupling.split("│")[2]) == pytest.approx(20.0, rel=0.1)
+    assert int(neighbours.split("│")[2]) == 7
+
+
+def test_cli_refuses_workers_with_a_scheduler(small_tracks, tmp_path):
+    args = [
+        "fit",
+        str(small_tracks["ok"]),
+        "--preset",
+        "vicsek",
+        "--prior",
+        "vicsek.eta",
+        "-o",
+        str(tmp_path / "f.json"),
+    ]
+    result = runner.invoke(app, [*args, "--workers", "2", "--scheduler", "tcp://127.0.0.1:9"])
+    assert result.exit_code == 2, result.output
+    assert (
+        result.output.strip()
+        == "error: --workers: applies to the local cluster only; allowed: --workers or --scheduler"
+    )
