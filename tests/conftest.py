@@ -62,6 +62,22 @@ def stop_process(process: subprocess.Popen, timeout: float) -> None:
         process.wait()
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+"""Debian's chromium: the browser tests drive it (Playwright cannot download browsers here)."""
+CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+
+
+@contextlib.contextmanager
+def launched_chromium() -> Iterator[object]:
+    """Debian's chromium under Playwright with SwiftShader WebGL, closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
 def free_port() -> int:
     """A loopback TCP port that was free a moment ago."""
     import socket

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, serve_in_thread
+from conftest import free_port, launched_chromium, serve_in_thread
 from flocksim.viewer import server as viewer_server
-from test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, STATIC_INDEX, VIEWPORT, hook
+from test_viewer_browser import CHROMIUM, STATIC_INDEX, VIEWPORT, hook
 
 FIRST_FRAME_TIMEOUT_MS = 900_000
 """The first frame may wait for numba to compile the kernels (minutes on a cold cache)."""
@@ -36,15 +36,13 @@ def page() -> Iterator[object]:
     port = free_port()
     app = viewer_server.create_app(preset="flappy-boids", sps=60, port=port)
     errors: list[str] = []
-    with serve_in_thread(app, port), playwright_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with serve_in_thread(app, port), launched_chromium() as browser:
         p = browser.new_page(viewport=VIEWPORT)
         p.on("pageerror", lambda e: errors.append(str(e)))
         p.goto(f"http://127.0.0.1:{port}/?preset=flappy-boids&set=agents.n%3D60")
         wait(p, "window.flocksim && flocksim.framesDrawn >= 3", FIRST_FRAME_TIMEOUT_MS)
         yield p
         p.close()
-        browser.close()
     assert not errors, f"errors in the page: {errors}"
 
 

@@ -22,12 +22,10 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import free_port, serve_in_thread
+from conftest import CHROMIUM, CHROMIUM_ARGS, free_port, launched_chromium, serve_in_thread  # noqa: F401 (re-exported)
 from flocksim.viewer import server as viewer_server
 
-CHROMIUM = Path("/usr/bin/chromium")
 STATIC_INDEX = viewer_server.STATIC_DIR / "index.html"
-CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
 VIEWPORT = {"width": 960, "height": 600}
 """Small: SwiftShader draws on the CPU that also steps the simulation."""
 SCREENSHOT_VIEWPORT = {"width": 1280, "height": 800}
@@ -66,10 +64,8 @@ def server_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     """One chromium for the module (SwiftShader WebGL)."""
-    with playwright_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with launched_chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import free_port, serve_in_thread
+from conftest import free_port, launched_chromium, serve_in_thread
 from flocksim.viewer import server as viewer_server
-from test_viewer_browser import CHROMIUM, CHROMIUM_ARGS, STATIC_INDEX, VIEWPORT, hook, query, wait
+from test_viewer_browser import CHROMIUM, STATIC_INDEX, VIEWPORT, hook, query, wait
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 ndimage = pytest.importorskip("scipy.ndimage")
@@ -81,10 +81,8 @@ def server_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    with playwright_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with launched_chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture

@@ -542,6 +542,15 @@ BASIC = "rules.alignment.mode=basic"
 TOPO = "neighbors.mode=topological"
 METRIC = "neighbors.mode=metric"
 
+
+def _wave_conditions(measure: Callable[[RunSpec], dict[str, float]], prefix: str = "") -> tuple[Condition, ...]:
+    """The waves preset underdamped, and overdamped (eta = chi) as the model's control."""
+    return (
+        Condition(3, f"{prefix}underdamped", WAVE, WAVE_PRESET, measure),
+        Condition(3, f"{prefix}overdamped (eta = chi)", (*WAVE, "rules.alignment.eta=0.25"), WAVE_PRESET, measure),
+    )
+
+
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
     for e in (
@@ -623,10 +632,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "(docs/models.md); underdamped (eta 0.02) and overdamped (eta = chi = 0.25); 3 s.",
             (
                 *_both({"inertial-spin": (SPIN,), "basic": (BASIC,)}),
-                Condition(3, "wave: underdamped", WAVE, WAVE_PRESET, measure_wave),
-                Condition(
-                    3, "wave: overdamped (eta = chi)", (*WAVE, "rules.alignment.eta=0.25"), WAVE_PRESET, measure_wave
-                ),
+                *_wave_conditions(measure_wave, "wave: "),
             ),
             measure_turn,
             {(d, "inertial-spin"): "about 1 degree" for d in (2, 3)},
@@ -681,12 +687,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "bird: t = a + r / speed (R^2, r2) and t = a + b r^exponent, beside the linearised model's speed; "
             "reached: share of birds the front reached in the window; control_reached: 1 when the control's "
             "chaos closed the window before 3 s. Overdamped (eta = chi) as the model's control.",
-            (
-                Condition(3, "underdamped", WAVE, WAVE_PRESET, measure_wave_front),
-                Condition(
-                    3, "overdamped (eta = chi)", (*WAVE, "rules.alignment.eta=0.25"), WAVE_PRESET, measure_wave_front
-                ),
-            ),
+            _wave_conditions(measure_wave_front),
             measure_wave_front,
             field_values={
                 f"speed_{d:g}deg": "20-40 m/s, about 2-3 x the birds' speed (Attanasi et al. 2014)"
