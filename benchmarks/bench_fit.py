@@ -11,7 +11,7 @@ one frame a second after a burn-in of 1000 steps (a flock in its steady state). 
 - ``couzin``: Couzin's width of the zone of orientation (couzin.delta_r_o, true ``--delta-r-o``,
   prior Uniform(0, 8)) from tracks flocksim made (the couzin preset, ``--n`` individuals in 3D open
   space, 600 steps of burn-in, a frame every second).
-- ``starlings``: the alignment weight of the starlings-2d preset (rules.alignment.weight, true
+- ``starlings``: the alignment weight of the starlings-2d-reference preset (rules.alignment.weight, true
   1.0, prior Uniform(0, 3)) from tracks flocksim made: ``--n`` starlings (default 100) in a 480 x
   270 box, spontaneous turns off, 40 frames 0.1 s apart after 15.6 s.
 - ``libraries``: the same datasets fitted by pyabc's ABC-SMC (what flocksim fit runs) and by ELFI's
@@ -156,7 +156,7 @@ STARLINGS = ["world.bounds.size=[480,270]", "turning.enabled=false"]
 
 
 def fit_starlings(args, n: int, sims: int) -> dict:
-    """rules.alignment.weight of starlings-2d from tracks of the preset at weight 1."""
+    """rules.alignment.weight of starlings-2d-reference from tracks of the preset at weight 1."""
     import csv
 
     from flocksim.config import apply_overrides
@@ -164,7 +164,7 @@ def fit_starlings(args, n: int, sims: int) -> dict:
     from flocksim.simulation import Simulation
 
     frames, every = 40, 6  # 0.1 s at dt = 1/60 s
-    params = apply_overrides(load_preset("starlings-2d"), [*STARLINGS, f"agents.n={n}"])
+    params = apply_overrides(load_preset("starlings-2d-reference"), [*STARLINGS, f"agents.n={n}"])
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "starlings.csv"
         sim = Simulation(apply_overrides(params, ["rules.alignment.weight=1.0"]), seed=args.seed, threads=1)
