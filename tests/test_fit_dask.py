@@ -107,7 +107,7 @@ def test_a_killed_worker_loses_and_repeats_no_simulation(cluster, tracks):
     done = threading.Event()
 
     def kill_a_busy_worker() -> None:
-        with distributed.Client(cluster.scheduler_address) as client:
+        with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
             deadline = time.monotonic() + 120
             started = None
             while not done.is_set() and time.monotonic() < deadline:
@@ -140,6 +140,6 @@ def test_a_killed_worker_loses_and_repeats_no_simulation(cluster, tracks):
     assert len(samples) == population and len(np.unique(samples)) == population
     assert result.posterior.weights.sum() == pytest.approx(1.0)
     assert result.simulations >= population * result.generations
-    with distributed.Client(cluster.scheduler_address) as client:
+    with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
         client.wait_for_workers(2, timeout=60)  # the nanny replaced the killed worker
         assert killed[0] not in client.run(os.getpid).values()

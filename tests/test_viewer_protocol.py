@@ -64,13 +64,13 @@ def sim_of(preset: str, *overrides: str, steps: int = 3) -> Simulation:
 
 @pytest.fixture(scope="module")
 def birds2d() -> Simulation:
-    return sim_of("starlings-2d", "agents.n=120")
+    return sim_of("starlings-2d-reference", "agents.n=120")
 
 
 @pytest.fixture(scope="module")
 def birds3d() -> Simulation:
     """3D starlings with two predators and a spontaneous turn in progress."""
-    sim = sim_of("starlings-3d", "agents.n=150", "predator.enabled=true", "predator.count=2")
+    sim = sim_of("starlings-3d-reference", "agents.n=150", "predator.enabled=true", "predator.count=2")
     turning = next(c for c in sim.components if c.name == "turning")
     turning.start_wave(sim)
     sim.step(2)
@@ -215,7 +215,7 @@ def test_obstacles_and_targets_are_appended(enemies):
 
 def test_segments_and_boxes_are_sent_at_their_centres():
     sim = sim_of(
-        "starlings-2d", "agents.n=30", "obstacles.segments=[{a = [0.0, 0.0], b = [10.0, 0.0]}]",
+        "starlings-2d-reference", "agents.n=30", "obstacles.segments=[{a = [0.0, 0.0], b = [10.0, 0.0]}]",
         "obstacles.boxes=[{min_corner = [20.0, 20.0], max_corner = [30.0, 40.0]}]", steps=0,
     )  # fmt: skip
     frame = decode_frame(encode_frame(sim, 0, layout="f32"))
@@ -355,7 +355,7 @@ def test_specific_malformed_frames_name_the_problem(valid_frames):
 
 def test_a_larger_header_is_skipped():
     """Readers skip header fields they do not know (header_size > 96)."""
-    sim = sim_of("starlings-2d", "agents.n=20", steps=0)
+    sim = sim_of("starlings-2d-reference", "agents.n=20", steps=0)
     data = encode_frame(sim, 3, layout="q16")
     longer = data[:6] + struct.pack("<H", 104) + data[8:HEADER_SIZE] + bytes(8) + data[HEADER_SIZE:]
     a, b = decode_frame(data), decode_frame(longer)
@@ -368,7 +368,7 @@ def test_a_larger_header_is_skipped():
 
 @pytest.fixture(scope="module")
 def params3d():
-    return load_preset("starlings-3d")
+    return load_preset("starlings-3d-reference")
 
 
 def test_valid_controls_parse(params3d):
@@ -382,8 +382,8 @@ def test_valid_controls_parse(params3d):
     assert msg.params.neighbors.mode == "metric" and msg.params.agents.n == 2000
     msg = parse_control('{"type": "set", "changes": {"world.bounds.size": [100, 200.5, 300]}}', params3d)
     assert msg.params.world.bounds.size == [100.0, 200.5, 300.0]
-    msg = parse_control(b'{"type": "preset", "name": "starlings-2d"}', params3d)
-    assert isinstance(msg, PresetControl) and msg.params.world.dim == 2 and msg.name == "starlings-2d"
+    msg = parse_control(b'{"type": "preset", "name": "starlings-2d-reference"}', params3d)
+    assert isinstance(msg, PresetControl) and msg.params.world.dim == 2 and msg.name == "starlings-2d-reference"
     assert isinstance(parse_control('{"type": "reset"}', params3d), ResetControl)
     assert isinstance(parse_control('{"type":"pause"}', params3d), PauseControl)
     assert isinstance(parse_control('{"type":"resume"}', params3d), ResumeControl)
@@ -394,7 +394,7 @@ def test_valid_controls_parse(params3d):
     pointer = parse_control('{"type": "pointer", "mode": "repel", "x": 1, "y": -2.5, "z": 3e2}', params3d)
     assert pointer == PointerControl(mode="repel", point=(1.0, -2.5, 300.0))
     assert parse_control('{"type": "pointer", "mode": "off"}', params3d) == PointerControl("off", None)
-    params2d = load_preset("starlings-2d")
+    params2d = load_preset("starlings-2d-reference")
     flat = parse_control('{"type": "pointer", "mode": "attract", "x": 1, "y": 2, "z": 9}', params2d)
     assert flat.point == (1.0, 2.0)
     for name in preset_names():
@@ -444,7 +444,7 @@ def test_invalid_messages_raise_control_error(params3d):
         "{}": "missing",
         '{"type": 3}': "unknown message type",
         '{"type": "pause", "extra": 1}': "unknown field 'extra'",
-        '{"type": "preset", "name": "nope"}': "starlings-3d",
+        '{"type": "preset", "name": "nope"}': "starlings-3d-reference",
         '{"type": "preset"}': "missing field 'name'",
         '{"type": "turn", "direction": "up"}': "left, right",
         '{"type": "turn", "direction": ["left"]}': "left, right",
