@@ -78,6 +78,13 @@ def launched_chromium() -> Iterator[object]:
         browser.close()
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """One chromium for the module (SwiftShader WebGL), for the browser tests."""
+    with launched_chromium() as b:
+        yield b
+
+
 def free_port() -> int:
     """A loopback TCP port that was free a moment ago."""
     import socket

@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, free_port, launched_chromium, serve_in_thread  # noqa: F401 (re-exported)
+from conftest import CHROMIUM, CHROMIUM_ARGS, free_port, serve_in_thread  # noqa: F401 (re-exported)
 from flocksim.viewer import server as viewer_server
 
 STATIC_INDEX = viewer_server.STATIC_DIR / "index.html"
@@ -59,13 +59,6 @@ def server_url() -> Iterator[str]:
     app = viewer_server.create_app(preset="starlings-2d-reference", sps=SPS, port=port)
     with serve_in_thread(app, port):
         yield f"http://127.0.0.1:{port}/"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One chromium for the module (SwiftShader WebGL)."""
-    with launched_chromium() as b:
-        yield b
 
 
 @pytest.fixture

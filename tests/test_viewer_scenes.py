@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import free_port, launched_chromium, serve_in_thread
+from conftest import free_port, serve_in_thread
 from flocksim.viewer import server as viewer_server
 from test_viewer_browser import CHROMIUM, STATIC_INDEX, VIEWPORT, hook, query, wait
 
@@ -77,12 +77,6 @@ def server_url() -> Iterator[str]:
     app = viewer_server.create_app(preset="starlings-2d", sps=60, port=port, static_dir=STATIC, max_agents=200_000)
     with serve_in_thread(app, port):
         yield f"http://127.0.0.1:{port}/"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with launched_chromium() as b:
-        yield b
 
 
 @pytest.fixture
