@@ -271,7 +271,7 @@ def measure_hallmarks(spec: RunSpec, n: int) -> dict[str, float]:
             interior = ~border
             row["gamma1"] = anisotropy_gamma(p, v, n_max=1, centres=interior if interior.sum() > 1 else None)[0]
         if k % 4 == 0 and len(p) <= CORRELATION_MAX_BIRDS:
-            length = linear_size(p)
+            length = linear_size(p, border)
             r0 = correlation_length(correlation_function(p, v, "orientation", bins=30))
             row["r0_over_L"] = r0 / length if length > 0 else math.nan
             row["L"] = length
@@ -835,6 +835,10 @@ def format_value(mean: float, sd: float, n: int) -> str:
     return f"{mean:.{digits}f} ± {sd:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+def table_title(name: str, seeds: int) -> str:
+    return f"{name} ({seeds} seeds, mean ± sd [95 % CI of the mean])" if seeds > 1 else f"{name} (1 seed)"
+
+
 def summary_table(name: str, summary: list[dict[str, object]], seeds: int):
     """A rich table: one line per (dim, condition), one column per metric (mean ± sd over seeds and the
     95 % confidence interval of the mean),
@@ -845,7 +849,7 @@ def summary_table(name: str, summary: list[dict[str, object]], seeds: int):
     if experiment.field_values:
         return metric_rows_table(name, summary, seeds)
     metrics = list(dict.fromkeys(str(s["metric"]) for s in summary))
-    title = f"{name} ({seeds} seeds, mean ± sd [95 % CI of the mean])" if seeds > 1 else f"{name} (1 seed)"
+    title = table_title(name, seeds)
     table = Table(title=title, title_justify="left")
     for column in ("dim", "condition", *metrics, "reference reports"):
         table.add_column(column)
@@ -867,7 +871,7 @@ def metric_rows_table(name: str, summary: list[dict[str, object]], seeds: int):
     experiment = EXPERIMENTS[name]
     conditions = list(dict.fromkeys((int(s["dim"]), str(s["condition"])) for s in summary))
     metrics = list(dict.fromkeys(str(s["metric"]) for s in summary))
-    title = f"{name} ({seeds} seeds, mean ± sd [95 % CI of the mean])" if seeds > 1 else f"{name} (1 seed)"
+    title = table_title(name, seeds)
     table = Table(title=title, title_justify="left")
     table.add_column("metric")
     for dim, condition in conditions:

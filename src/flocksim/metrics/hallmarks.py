@@ -106,13 +106,14 @@ def flock_count(position: np.ndarray, link: float) -> int:
     return int(connected_components(graph, directed=False)[0])
 
 
-def linear_size(position: np.ndarray) -> float:
+def linear_size(position: np.ndarray, hull: np.ndarray | None = None) -> float:
     """The largest distance between two birds [units] (0 for fewer than two): from the convex
-    hull's vertices, so O(N log N) rather than over every pair."""
+    hull's vertices, so O(N log N) rather than over every pair. ``hull``: the mask of
+    :func:`border_birds` when already at hand."""
     p = np.asarray(position, dtype=np.float64)
     if len(p) < 2:
         return 0.0
-    hull = border_birds(p)
+    hull = border_birds(p) if hull is None else np.asarray(hull, dtype=bool)
     q = p[hull] if hull.sum() >= 2 else p
     largest = 0.0
     for lo in range(0, len(q), 1024):  # rows in chunks: bounded memory when the hull is degenerate
