@@ -98,16 +98,14 @@ def dask_client(
 ):
     """A :class:`distributed.Client`: connected to ``scheduler`` if given, else to a new
     LocalCluster of ``workers`` processes (default: one per core) with one thread each,
-    whose numba runs ``threads`` threads. Closed (with its cluster) on exit. Not made dask's default
-    client: work goes through it explicitly, and a default set and reset by clients that close out of
-    order (the caller's own, or another thread's) would leave dask's global scheduler behind."""
+    whose numba runs ``threads`` threads. Closed (with its cluster) on exit."""
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
         if workers is not None:
             raise SweepError("--workers: applies to the local cluster only; allowed: --workers or --scheduler")
         try:
-            client = Client(scheduler, timeout="10s", set_as_default=False)
+            client = Client(scheduler, timeout="10s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise SweepError(f"--scheduler: cannot connect to {scheduler!r} ({one_line(exc)})") from None
         try:
@@ -126,7 +124,7 @@ def dask_client(
             silence_logs=logging.CRITICAL,  # worker trouble shows in the rows (status lost), not as log noise
             env={"NUMBA_NUM_THREADS": str(threads)},
         )
-        client = Client(cluster, set_as_default=False)
+        client = Client(cluster)
     try:
         yield client
     finally:
