@@ -29,7 +29,14 @@ import numpy as np
 from flocksim.config import apply_overrides
 from flocksim.metrics import polarization
 from flocksim.metrics.correlation import correlation_function, correlation_length
-from flocksim.metrics.hallmarks import border_birds, border_interior_nnd, flock_count, flock_proportions, linear_size
+from flocksim.metrics.hallmarks import (
+    border_birds,
+    border_interior_nnd,
+    flock_count,
+    flock_proportions,
+    linear_size,
+    uniform_like,
+)
 from flocksim.metrics.neighbors import nearest_neighbor_distances
 from flocksim.metrics.shape import anisotropy_gamma
 from flocksim.metrics.starlings import (
@@ -258,6 +265,7 @@ def measure_hallmarks(spec: RunSpec, n: int) -> dict[str, float]:
         row["speed_mean"] = float(speed.mean())
         border = border_birds(p)
         row["border_nnd_ratio"] = border_interior_nnd(p, border)
+        row["border_nnd_ratio_uniform"] = border_interior_nnd(uniform_like(p, np.random.default_rng(k)))
         nnd = nearest_neighbor_distances(p)
         row["nnd_body_lengths"] = float(nnd.mean()) / (2.0 * params.agents.radius)
         row["flocks"] = float(flock_count(p, FLOCK_LINK_NND * float(np.median(nnd))))
@@ -301,6 +309,7 @@ def measure_hallmarks(spec: RunSpec, n: int) -> dict[str, float]:
         "L": nanmean(series["L"]),
         "nnd_body_lengths": mean_where("nnd_body_lengths", everywhere),
         "border_nnd_ratio": mean_where("border_nnd_ratio", everywhere),
+        "border_nnd_ratio_uniform": mean_where("border_nnd_ratio_uniform", everywhere),
         "speed_mean": mean_where("speed_mean", everywhere),
         "speed_fluctuation": mean_where("speed_fluctuation", everywhere),
         "flocks_mean": float(flocks.mean()),
@@ -670,7 +679,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "polarization_last_10s": "0.96, sd 0.03 (Cavagna et al. 2010)",
                 "r0_over_L": "r0 proportional to L (Cavagna et al. 2010)",
                 "nnd_body_lengths": "about 5 (about 1 m; body about 0.2 m)",
-                "border_nnd_ratio": "below 1: denser at the border (Ballerini et al. 2008b)",
+                "border_nnd_ratio": "denser at the border (Ballerini et al. 2008b): below the uniform control",
                 "speed_mean": "about 10 m/s",
                 "speed_fluctuation": "about 0.005 (Bialek et al. 2014)",
                 "thickness_to_length": "thin, constant proportions (Ballerini et al. 2008b)",

@@ -83,8 +83,8 @@ def finish_step(model: ReynoldsModel, state: FlockState, inputs, aux: np.ndarray
 class ReynoldsStepper:
     """A metric search on the grid: phase one sums the rules straight from the grid
     (:class:`flocksim.engines.cpu_reynolds_grid.GridSteering`, bitwise the list's result);
-    otherwise (topological, brute force) the ``listed`` stepper builds the list and runs
-    :func:`step_reynolds`."""
+    otherwise (topological, brute force, a blind angle or centrality-weighted cohesion) the
+    ``listed`` stepper builds the list and runs :func:`step_reynolds`."""
 
     def __init__(self, listed: Callable[[ReynoldsModel, FlockState, float, np.ndarray], None], budget: PairBudget):
         self.listed = listed
@@ -92,7 +92,10 @@ class ReynoldsStepper:
 
     def __call__(self, model: ReynoldsModel, state: FlockState, dt: float, buf: np.ndarray) -> None:
         q = model.neighbor_query()
-        if q.mode != "metric" or not metric_search_on_grid(state.position, q.radius, q.method):
+        c = model.coefficients
+        # the grid path's sums have no blind cone and no centrality: those take the list
+        listed = q.mode != "metric" or c.blind or c.coh_centrality > 0.0
+        if listed or not metric_search_on_grid(state.position, q.radius, q.method):
             self.listed(model, state, dt, buf)
             return
         inputs = model.inputs(state)

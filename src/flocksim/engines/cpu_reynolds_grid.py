@@ -238,7 +238,7 @@ def _steer_slots(s0, s1, position, velocity, order, sums, dim, space, c, inputs,
         px, py, pz = load(position, i, dim)
         vx, vy, vz = load(velocity, i, dim)
         acc = _load_sums(sums, s, c, plane)
-        ax, ay, az = reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux)
+        ax, ay, az = reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux, 1.0)
         out[i, 0] = ax
         out[i, 1] = ay
         out[i, 2] = az

@@ -9,6 +9,11 @@
 - :func:`border_birds`: the birds on the flock's convex hull.
 - :func:`border_interior_nnd`: mean nearest-neighbour distance of the border birds over that of
   the others (below 1: packed more tightly at the border, as Ballerini et al. 2008 found).
+- :func:`uniform_like`: the control for the border measure: as many points, uniformly random in
+  the ellipsoid (ellipse in 2D) with the flock's mean and covariance. A point on the hull of a
+  uniform cloud has fewer neighbours on one side, so its nearest neighbour is farther than an
+  inside point's: the border ratio of a flock of uniform density is above 1, and only a ratio
+  below that control's shows birds packed more tightly at the border.
 - :func:`flock_count`: groups of birds linked by chains of neighbours closer than a distance.
 - :func:`linear_size`: the largest distance between two birds, the L that Cavagna et al. 2010
   (PNAS 107:11865) plot the correlation length r0 against.
@@ -88,6 +93,20 @@ def border_interior_nnd(position: np.ndarray, border: np.ndarray | None = None) 
         return math.nan
     nnd = cKDTree(p).query(p, k=2)[0][:, 1]
     return float(nnd[mask].mean() / nnd[~mask].mean())
+
+
+def uniform_like(position: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """As many points as ``position`` (N, d), uniformly random in the ellipsoid with its mean and
+    covariance: a uniform d-ball of radius a has variance a^2 / (d + 2) along each axis, so the
+    semi-axes are sqrt((d + 2) x the covariance's eigenvalues)."""
+    p = np.asarray(position, dtype=np.float64)
+    n, d = p.shape
+    values, vectors = np.linalg.eigh(np.cov(p.T, bias=True))
+    semi = np.sqrt((d + 2) * np.clip(values, 0.0, None))
+    direction = rng.standard_normal((n, d))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    ball = direction * rng.random((n, 1)) ** (1.0 / d)  # uniform in the unit ball
+    return p.mean(axis=0) + (ball * semi) @ vectors.T
 
 
 def flock_count(position: np.ndarray, link: float) -> int:

@@ -99,6 +99,9 @@ class ReynoldsCoefficients(NamedTuple):
     ali_radius2: float
     w_coh: float
     coh_radius2: float
+    coh_centrality: float  # power p of the centrality C (0 = off)
+    blind: bool  # rules.blind_angle > 0
+    blind_cos: float  # cos(rules.blind_angle / 2)
     w_seek: float
     target_x: float
     target_y: float
@@ -167,6 +170,9 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
         ali_radius2=r.alignment.radius**2,
         w_coh=r.cohesion.weight,
         coh_radius2=r.cohesion.radius**2,
+        coh_centrality=r.cohesion.centrality,
+        blind=r.blind_angle > 0.0,
+        blind_cos=math.cos(math.radians(r.blind_angle) / 2.0),
         w_seek=r.seek.weight,
         target_x=target[0],
         target_y=target[1],
@@ -269,13 +275,46 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
     vx, vy, vz = load(velocity, i, dim)
     hx, hy, hz = normalize_or_zero(vx, vy, vz)
     acc = REYNOLDS_EMPTY
+    ux = uy = uz = 0.0  # sum of the unit vectors toward the cohesion neighbours (centrality), and their count
+    nu = 0
     for t in range(start[i], start[i + 1]):
         j = index[t]
         qx, qy, qz = load(position, j, dim)
         dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
-        acc = reynolds_accumulate(acc, dx, dy, dz, dx * dx + dy * dy + dz * dz, velocity, j, dim, hx, hy, hz, c, True,
-                                  True)  # fmt: skip
-    return reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux)
+        d2 = dx * dx + dy * dy + dz * dz
+        seen = not (c.blind and in_blind_cone(dx, dy, dz, d2, hx, hy, hz, c.blind_cos))
+        acc = reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c, True, seen)
+        if c.coh_centrality > 0.0 and seen and d2 > 0.0 and (c.topological or d2 <= c.coh_radius2):
+            inv = 1.0 / math.sqrt(d2)
+            ux += dx * inv
+            uy += dy * inv
+            uz += dz * inv
+            nu += 1
+    coh_scale = 1.0
+    if c.coh_centrality > 0.0:
+        coh_scale = centrality_factor(ux, uy, uz, nu, c.coh_centrality)
+    return reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux, coh_scale)
+
+
+@block_device
+def in_blind_cone(dx, dy, dz, d2, hx, hy, hz, blind_cos):
+    """Whether the neighbour at displacement d (squared length d2) lies in the blind cone behind a
+    bird of unit heading h: the angle between d and -h is below half the blind angle, whose cosine
+    is ``blind_cos``. A bird with no heading (h = 0) or a neighbour at its own position has none
+    there."""
+    if d2 <= 0.0 or (hx == 0.0 and hy == 0.0 and hz == 0.0):
+        return False
+    return -(dx * hx + dy * hy + dz * hz) > blind_cos * math.sqrt(d2)
+
+
+@block_device
+def centrality_factor(ux, uy, uz, count, power):
+    """C^power with C = |u| / count, the centrality of a bird whose ``count`` neighbours' unit
+    vectors sum to u (C = 1, the factor 1, without neighbours: a lone bird keeps its cohesion)."""
+    if count <= 0:
+        return 1.0
+    centrality = min(norm(ux, uy, uz) / count, 1.0)
+    return centrality**power
 
 
 @block_device
@@ -292,10 +331,10 @@ def predator_response(px, py, pz, vx, vy, vz, predators, space, c):
 
 
 @device
-def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux):
+def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux, coh_scale):
     """Steering acceleration of agent i [units/s^2] at position p with velocity v from its
     neighbour sums ``acc`` (:func:`reynolds_accumulate`), its predators, seek point, walls and
-    obstacles.
+    obstacles; ``coh_scale`` multiplies the cohesion weight (the centrality factor, else 1).
 
     Also writes agent i's row of ``aux``: J tau (inertial-spin, else 0) and its
     speed limit for this step (raised while fleeing a predator).
@@ -305,7 +344,7 @@ def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux
 
     w_sep = c.w_sep
     w_ali = c.w_ali
-    w_coh = c.w_coh
+    w_coh = c.w_coh * coh_scale
     speed_limit = c.max_speed
     flee_x = flee_y = flee_z = 0.0
     if inputs.predators.shape[0] > 0:

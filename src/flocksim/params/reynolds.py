@@ -145,10 +145,19 @@ class Roost(Strict):
 
 
 class Cohesion(Strict):
-    """Steer toward the neighbours' mean position."""
+    """Steer toward the neighbours' mean position.
+
+    With ``centrality`` p > 0 the cohesion force is multiplied by C^p, where the centrality
+    C = |mean over the cohesion neighbours of the unit vectors toward them| is 0 for a bird
+    surrounded on all sides and 1 for one with every neighbour on one side: birds at the border
+    of a flock are drawn in, those inside hardly (StarDisplay: p = 2; Hildenbrandt et al. 2010).
+    """
 
     weight: float = quantity(1.0, "", "Weight w_coh", ge=0.0, le=1e6)
     radius: float = quantity(3.0, "units", "Cohesion radius (metric mode)", ge=0.0, le=1e9)
+    centrality: float = quantity(
+        0.0, "", "Power p of the centrality C that multiplies the cohesion force (0 = off)", ge=0.0, le=8.0
+    )
 
 
 class Slots(Strict):
@@ -284,6 +293,14 @@ class Rules(Strict):
     seek: Seek = Field(default_factory=Seek, description="Target seek rule.")
     bounds: BoundsRule = Field(default_factory=BoundsRule, description="Soft-wall rule.")
     avoid: Avoid = Field(default_factory=Avoid, description="Obstacle avoidance rule.")
+    blind_angle: float = quantity(
+        0.0,
+        "deg",
+        "Full angle of the cone behind a bird, centred on its tail, whose neighbours alignment and "
+        "cohesion ignore (separation sees them; 0 = none)",
+        ge=0.0,
+        le=359.0,
+    )
     flight: Flight = Field(default_factory=Flight, description="Point-mass or banked flight.")
     roost: Roost = Field(default_factory=Roost, description="Attraction to a roosting area (off by default).")
 
