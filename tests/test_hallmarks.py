@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from flocksim.experiments import rotated
-from flocksim.metrics.hallmarks import border_birds, border_interior_nnd, flock_count, flock_proportions, linear_size
+from flocksim.metrics.hallmarks import (
+    border_birds,
+    border_interior_nnd,
+    flock_count,
+    flock_proportions,
+    linear_size,
+    uniform_like,
+)
 
 
 def slab(rng: np.random.Generator, n: int = 4000) -> np.ndarray:
@@ -52,6 +59,33 @@ def test_border_birds_are_the_hull_and_a_denser_border_reads_below_one():
     mask = np.concatenate([border, np.ones(border.sum(), dtype=bool)])
     assert border_interior_nnd(tight, mask) == pytest.approx(0.5)
     assert math.isnan(border_interior_nnd(grid, np.zeros(len(grid), dtype=bool)))
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_the_uniform_control_fills_the_flocks_ellipsoid_evenly(dim):
+    rng = np.random.default_rng(4)
+    # a tilted, offset ellipsoid of semi-axes 12, 4 (and 1 in 3D), filled uniformly by rejection
+    semi = np.array([12.0, 4.0, 1.0][:dim])
+    q = rng.uniform(-1.0, 1.0, (60000, dim))
+    q = q[np.sum(q * q, axis=1) <= 1.0][:20000] * semi
+    angle = 0.4
+    turn = np.eye(dim)
+    turn[:2, :2] = [[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]]
+    flock = q @ turn.T + 5.0
+    control = uniform_like(flock, np.random.default_rng(5))
+    assert control.shape == flock.shape
+    assert_close = np.testing.assert_allclose
+    assert_close(control.mean(axis=0), flock.mean(axis=0), atol=0.1)
+    assert_close(np.cov(control.T), np.cov(flock.T), rtol=0.05, atol=0.05)
+    # every point inside the ellipsoid (within the 2 % its estimate from 20 000 points may be off),
+    # and as many in its inner half (radius 1/2: 2^-dim of the volume) as a uniform fill puts there
+    local = (control - 5.0) @ turn / semi
+    radius = np.sqrt(np.sum(local * local, axis=1))
+    assert radius.max() <= 1.02
+    assert np.mean(radius <= 0.5) == pytest.approx(0.5**dim, abs=0.01)
+    # the hull's points of a uniform cloud lie farther from their nearest neighbour than the
+    # inside ones: the control's border ratio is above 1
+    assert border_interior_nnd(control[:2000]) > 1.05
 
 
 def test_flock_count_chains_neighbours_and_splits_at_gaps():

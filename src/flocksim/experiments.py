@@ -648,14 +648,16 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         Experiment(
             "murmuration-hallmarks",
-            "The starling presets (banked flight above a roost, 7 nearest neighbours) at several flock sizes, "
-            "each starting at the preset's density (the start layer widened by sqrt(birds / 500)), "
+            "The starling presets (banked flight above a roost, 7 nearest neighbours, a 90 degree blind angle) at "
+            "several flock sizes, each starting at the preset's density (the start layer widened by "
+            "sqrt(birds / 500)); 500 birds without the blind angle, the control for the anisotropy; "
             "and the reference simulator's model (starlings-3d-reference: inertial spin, walls, spontaneous turns) "
             "as a control: samples every 0.5 s from 10 s to 30 s; polarization over the last 10 s (mean, lowest), "
             "in cruise and in turns (mean heading turning faster than 10 deg/s); r0/L (first zero of the "
             "orientation correlation over the largest distance between two birds, every 2 s, up to 4000 birds); "
             "nearest-neighbour distance in body lengths; border/interior nearest-neighbour distance (border: the "
-            "convex hull); speed and its fluctuation var/mean^2; flocks (birds within 4 median nearest-neighbour "
+            "convex hull), beside the same for as many uniformly random points in the flock's ellipsoid; speed "
+            "and its fluctuation var/mean^2; flocks (birds within 4 median nearest-neighbour "
             "distances chained), their mean, "
             "largest and number of changes; the farthest bird from the roost's centre over its radius; 3D: "
             "thickness/length, width/length, |cos| of the thickness axis with gravity, gamma(1) of the interior "
@@ -665,6 +667,13 @@ EXPERIMENTS: dict[str, Experiment] = {
                 *(
                     Condition(3, f"{n} birds", (), "starlings-3d", functools.partial(measure_hallmarks, n=n))
                     for n in (500, 1000, 2000, 10000)
+                ),
+                Condition(
+                    3,
+                    "500 birds, no blind angle",
+                    ("rules.blind_angle=0",),
+                    "starlings-3d",
+                    functools.partial(measure_hallmarks, n=500),
                 ),
                 Condition(
                     3,
