@@ -101,7 +101,7 @@ def test_abm_flocking_matches_cpu(dim, mode, side, method):
     [
         ("boids-2d", ["neighbors.method=grid"]),
         ("starlings-3d", ["neighbors.method=grid", "predator.enabled=true", "turning.enabled=true"]),
-        ("starlings-2d", ["neighbors.mode=metric", "neighbors.method=brute"]),
+        ("starlings-2d", ["neighbors.mode=metric", "neighbors.method=brute", "rules.cohesion.centrality=2"]),
         ("crowd", ["overlap.enabled=true", "neighbors.method=grid"]),
         ("reef", []),  # obstacles
         ("minions", []),  # per-group seek targets, attack slots
