@@ -153,6 +153,9 @@ MAIN_METRICS = {
         "width_to_length",
         "gamma1",
         "roost_distance_max",
+        "nnd_body_lengths",
+        "border_nnd_ratio",
+        "border_nnd_ratio_uniform",
     ),
     "turn-waves": tuple(f"{m}_{d}deg" for m in ("reached", "speed", "speed_ratio", "r2") for d in ("0.5", "1", "2")),
 }

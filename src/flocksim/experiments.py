@@ -650,7 +650,9 @@ EXPERIMENTS: dict[str, Experiment] = {
             "murmuration-hallmarks",
             "The starling presets (banked flight above a roost, 7 nearest neighbours, a 90 degree blind angle) at "
             "several flock sizes, each starting at the preset's density (the start layer widened by "
-            "sqrt(birds / 500)); 500 birds without the blind angle, the control for the anisotropy; "
+            "sqrt(birds / 500)); 10000 birds above a roost of 300 m (the preset's: 100 m), wider than the "
+            "flock; 500 birds without the blind angle, the control for the anisotropy, and with cohesion weighted by "
+            "centrality^2; "
             "and the reference simulator's model (starlings-3d-reference: inertial spin, walls, spontaneous turns) "
             "as a control: samples every 0.5 s from 10 s to 30 s; polarization over the last 10 s (mean, lowest), "
             "in cruise and in turns (mean heading turning faster than 10 deg/s); r0/L (first zero of the "
@@ -670,8 +672,22 @@ EXPERIMENTS: dict[str, Experiment] = {
                 ),
                 Condition(
                     3,
+                    "10000 birds, 300 m roost",
+                    ("rules.roost.radius=300",),
+                    "starlings-3d",
+                    functools.partial(measure_hallmarks, n=10000),
+                ),
+                Condition(
+                    3,
                     "500 birds, no blind angle",
                     ("rules.blind_angle=0",),
+                    "starlings-3d",
+                    functools.partial(measure_hallmarks, n=500),
+                ),
+                Condition(
+                    3,
+                    "500 birds, cohesion centrality 2",
+                    ("rules.cohesion.centrality=2",),
                     "starlings-3d",
                     functools.partial(measure_hallmarks, n=500),
                 ),
