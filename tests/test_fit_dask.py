@@ -81,7 +81,8 @@ def test_fit_recovers_vicsek_eta_from_independent_tracks(cluster, tracks, tmp_pa
     )
     assert len(doc["distances"]["final"]) == doc["provenance"]["population"] == len(doc["posterior"]["weights"])
     assert set(doc["statistics"]["observed"]) == {
-        "polarization", "polarization_sd", "speed_mean", "speed_fluctuation", "nnd_mean", "correlation_length"
+        "polarization", "polarization_sd", "speed_mean", "speed_fluctuation", "nnd_mean", "misalignment",
+        "correlation_length",
     }  # fmt: skip
     assert (tmp_path / "fit.png").stat().st_size > 10_000
 
