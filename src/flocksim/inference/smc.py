@@ -27,6 +27,7 @@ import random
 import struct
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,9 +106,9 @@ class SimulationModel:
 @dataclass
 class Posterior:
     """The last generation: ``samples`` (particles, parameters) and normalised ``weights``;
-    ``distances`` of its particles; ``epsilons`` per generation; ``simulations`` used (each round's jobs up
-    to its last accepted particle);
-    ``generations``; ``acceptance`` rate per generation."""
+    ``distances`` of its particles; ``epsilons`` per generation; ``simulations`` used (each sampling
+    round's jobs up to its last accepted particle); ``generations``; ``acceptance`` rate per
+    generation."""
 
     samples: np.ndarray
     weights: np.ndarray
@@ -137,7 +138,7 @@ def _seeded_sampler_class() -> type:
 
             round_, self.rounds = self.rounds, self.rounds + 1
             pickled = cloudpickle.dumps(simulate_one)
-            results = _run_round(self.client, pickled, self.seed, round_, n, lambda: self.client_cores())
+            results = _run_round(self.client, pickled, self.seed, round_, n, self.client_cores)
             sample = self._create_empty_sample()
             for result, _, _ in results:
                 sample.append(result)
@@ -154,7 +155,9 @@ def _nth_accepted(done: dict[int, tuple[Any, bool, int]], n: int) -> int | None:
     return accepted[n - 1] if len(accepted) >= n else None
 
 
-def _run_round(client: Any, pickled: bytes, seed: int, round_: int, n: int, cores: Any) -> list:
+def _run_round(
+    client: Any, pickled: bytes, seed: int, round_: int, n: int, cores: Callable[[], int]
+) -> list[tuple[Any, bool, int]]:
     """Submit jobs 0, 1, 2, ... (as many at once as the cluster has cores) until the jobs up to the
     ``n``-th accepted one have all finished; cancel the later ones. The results of jobs 0 to that
     one, in job order: the same for any number of workers, since each job's result depends on its
