@@ -13,7 +13,11 @@ one frame a second after a burn-in of 1000 steps (a flock in its steady state). 
   space, 600 steps of burn-in, a frame every second).
 - ``starlings``: the alignment weight of the starlings-2d-reference preset (rules.alignment.weight, true
   1.0, prior Uniform(0, 3)) from tracks flocksim made: ``--n`` starlings (default 100) in a 480 x
-  270 box, spontaneous turns off, 40 frames 0.1 s apart after 15.6 s.
+  270 box, spontaneous turns off, 40 frames 0.1 s apart after 15.6 s; ``--statistic`` (repeatable)
+  compares those summary statistics only (default: flocksim fit's).
+- ``sensitivity``: how each statistic flocksim fit compares moves with the starlings' alignment
+  weight: mean and sd over ``--datasets`` runs (default 4) at weights 0.25 to 3, each run made as a
+  fit makes it for the ``starlings`` tracks (no tracks, no fit: simulations only).
 - ``libraries``: the same datasets fitted by pyabc's ABC-SMC (what flocksim fit runs) and by ELFI's
   rejection sampler (Lintusaari et al. 2018) with the same statistics and budget (ELFI's distances
   scaled by the median absolute deviation of a pilot of 10 % of the budget); needs elfi installed
@@ -22,7 +26,8 @@ one frame a second after a burn-in of 1000 steps (a flock in its steady state). 
 Usage: python benchmarks/bench_fit.py recovery [--n 400] [--frames 60] [--simulations 200]
        python benchmarks/bench_fit.py calibration [--datasets 20] [--n 64] [--simulations 80]
        python benchmarks/bench_fit.py couzin [--delta-r-o 4] [--n 60] [--simulations 200]
-       python benchmarks/bench_fit.py starlings [--n 100] [--simulations 200]
+       python benchmarks/bench_fit.py starlings [--n 100] [--simulations 200] [--statistic NAME ...]
+       python benchmarks/bench_fit.py sensitivity [--n 100] [--datasets 4]
        python benchmarks/bench_fit.py libraries [--datasets 3] [--n 64] [--simulations 100]
 Prints one JSON object.
 """
@@ -178,11 +183,39 @@ def fit_starlings(args, n: int, sims: int) -> dict:
                 for i, p in enumerate(sim.state.position):
                     writer.writerow([f, i, *(f"{v:.9g}" for v in p), f"{f * 0.1:.6g}"])
         started = time.perf_counter()
-        result = fit(path, params, {"rules.alignment.weight": (0.0, 3.0)}, simulations=sims, workers=args.workers)
+        result = fit(path, params, {"rules.alignment.weight": (0.0, 3.0)}, simulations=sims, workers=args.workers,
+                     statistics=args.statistic)  # fmt: skip
     lo, hi = result.parameters["rules.alignment.weight"]["ci95"]
     return {"benchmark": "fit starlings", "flocksim": __version__, "truth": 1.0, "birds": n, "frames": frames,
+            "statistics": result.statistics["observed"], "seed": result.provenance["seed"],
             "parameters": result.parameters, "covered": lo <= 1.0 <= hi, "width": hi - lo,
             "simulations": result.simulations, "wall_s": time.perf_counter() - started}  # fmt: skip
+
+
+SENSITIVITY_WEIGHTS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
+
+
+def starlings_sensitivity(n: int, runs: int) -> dict:
+    """Mean and sd of every fit statistic over ``runs`` seeds at each of :data:`SENSITIVITY_WEIGHTS`,
+    for runs made as a fit to the ``starlings`` tracks makes them (40 frames 0.1 s apart, 6 steps
+    per frame, burn-in 4 x the duration)."""
+    from flocksim.config import apply_overrides, to_dict
+    from flocksim.inference.statistics import STATISTICS, RunPlan, simulate_statistics
+    from flocksim.scenarios import load_preset
+
+    frames, every = 40, 6
+    params = apply_overrides(load_preset("starlings-2d-reference"), [*STARLINGS, f"agents.n={n}"])
+    box = tuple(params.world.bounds.size) if params.world.bounds.kind == "periodic" else ()
+    present = np.ones((frames, n), dtype=bool)
+    burn_in = max(BURN_IN_DURATIONS * every * (frames - 1), BURN_IN_MIN_STEPS)
+    plan = RunPlan(to_dict(params), np.arange(frames) * 0.1, every, burn_in, present, "central", box, STATISTICS)
+    table = {}
+    for w in SENSITIVITY_WEIGHTS:
+        rows = [simulate_statistics(plan, {"rules.alignment.weight": w}, seed) for seed in range(runs)]
+        table[str(w)] = {k: [float(np.mean([r[k] for r in rows])), float(np.std([r[k] for r in rows]))]
+                         for k in STATISTICS}  # fmt: skip
+    return {"benchmark": "fit sensitivity", "flocksim": __version__, "birds": n, "runs_per_weight": runs,
+            "mean_sd": table}  # fmt: skip
 
 
 def covered(ci: list[float], truth: float) -> bool:
@@ -191,7 +224,7 @@ def covered(ci: list[float], truth: float) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["recovery", "calibration", "libraries", "couzin", "starlings"])
+    parser.add_argument("mode", choices=["recovery", "calibration", "libraries", "couzin", "starlings", "sensitivity"])
     parser.add_argument("--n", type=int, default=None, help="birds (default: 400 recovery, 64 otherwise)")
     parser.add_argument("--frames", type=int, default=None, help="frames (default: 60 recovery, 30 otherwise)")
     parser.add_argument("--simulations", type=int, default=None, help="budget per fit (default 200 / 80 / 100)")
@@ -200,10 +233,16 @@ def main() -> None:
     parser.add_argument("--delta-r-o", type=float, default=4.0, help="true couzin.delta_r_o of the couzin mode")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--statistic", action="append", default=None, help="starlings: a summary statistic to compare (repeatable)"
+    )
     args = parser.parse_args()
     recovery = args.mode == "recovery"
     if args.mode == "couzin":
         print(json.dumps(fit_couzin(args, args.n or 60, args.frames or 30, args.simulations or 200), indent=1))
+        return
+    if args.mode == "sensitivity":
+        print(json.dumps(starlings_sensitivity(args.n or 100, args.datasets or 4), indent=1))
         return
     if args.mode == "starlings":
         print(json.dumps(fit_starlings(args, args.n or 100, args.simulations or 200), indent=1))

@@ -20,6 +20,7 @@ from flocksim.metrics import (
     speed_stats,
     unit_headings,
 )
+from flocksim.metrics.neighbors import MISALIGNMENT_NEIGHBORS, local_misalignment, misalignment_angles
 from flocksim.neighbors import find_neighbors
 from flocksim.space import make_space
 
@@ -268,6 +269,60 @@ def test_nearest_neighbor_stats():
     assert stats["median"] == pytest.approx(np.median(d), rel=1e-12)
     assert stats["max"] == pytest.approx(d.max(), rel=1e-12)
     assert all(math.isnan(v) for v in nearest_neighbor_stats(np.zeros((1, 2))).values())
+
+
+# --------------------------------------------------------------------------------------------------
+# local misalignment
+# --------------------------------------------------------------------------------------------------
+
+
+def test_misalignment_by_hand_uses_unit_headings_of_the_k_nearest():
+    """Three birds, k = 2 (each sees the other two): A flies east at speed 2, B and C north at 0.5
+    and 3. A's neighbours' mean unit heading is north: pi/2. B's is north-east (unit headings, not
+    velocities, whose mean would point 56.3 degrees up): pi/4, and C's too. Mean: pi/3."""
+    pos = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    vel = np.array([[2.0, 0.0], [0.0, 0.5], [0.0, 3.0]])
+    angles = misalignment_angles(pos, vel, k=2)
+    assert angles == pytest.approx([math.pi / 2, math.pi / 4, math.pi / 4], abs=1e-12)
+    assert local_misalignment(pos, vel, k=2) == pytest.approx(math.pi / 3, abs=1e-12)
+
+
+def test_misalignment_by_hand_takes_the_nearest_image_in_a_periodic_box():
+    """k = 1 in a 10 x 10 box: birds at x = 0.5 (east), 9.5 (north) and 4 (west), y = 5. Across the
+    border 0.5 and 9.5 are 1 apart and each other's nearest: pi/2 each; 4's nearest is 0.5 (3.5
+    away): pi. Mean 2 pi/3. In open space 0.5 and 9.5 are 9 apart: both take 4 as nearest (pi and
+    pi/2), and 4 still takes 0.5 (pi): mean 5 pi/6."""
+    pos = np.array([[0.5, 5.0], [9.5, 5.0], [4.0, 5.0]])
+    vel = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    box = make_space("periodic", [10.0, 10.0])
+    assert local_misalignment(pos, vel, k=1, space=box) == pytest.approx(2 * math.pi / 3, abs=1e-12)
+    assert local_misalignment(pos, vel, k=1) == pytest.approx(5 * math.pi / 6, abs=1e-12)
+
+
+def test_misalignment_is_zero_when_aligned_and_undefined_for_too_few_birds():
+    rng = np.random.default_rng(3)
+    pos = rng.uniform(0.0, 10.0, size=(20, 3))
+    vel = np.tile([0.3, -0.2, 0.5], (20, 1)) * rng.uniform(0.5, 2.0, size=(20, 1))
+    assert local_misalignment(pos, vel) == pytest.approx(0.0, abs=1e-7)
+    assert math.isnan(local_misalignment(pos[:MISALIGNMENT_NEIGHBORS], vel[:MISALIGNMENT_NEIGHBORS]))
+    still = vel.copy()
+    still[0] = 0.0  # a bird standing still has no heading: left out, not counted as aligned
+    assert np.isnan(misalignment_angles(pos, still)[0])
+
+
+def test_analyze_summarises_misalignment_over_frames():
+    """flocksim analyze's per-frame series and summary hold the statistic a fit compares."""
+    from flocksim.metrics.series import analyze
+
+    rng = np.random.default_rng(4)
+    pos = rng.uniform(0.0, 10.0, size=(3, 30, 2))
+    vel = random_unit(rng, 90, 2).reshape(3, 30, 2)
+    present = np.ones((3, 30), dtype=bool)
+    result = analyze(np.arange(3.0), pos, vel, present, correlation_frames=1)
+    per_frame = [local_misalignment(pos[t], vel[t]) for t in range(3)]
+    assert result.series["misalignment"] == pytest.approx(per_frame, rel=1e-12)
+    assert result.summary["misalignment"] == pytest.approx(np.mean(per_frame), rel=1e-12)
+    assert 1.0 < result.summary["misalignment"] < 2.2  # unrelated headings: about pi/2
 
 
 # --------------------------------------------------------------------------------------------------

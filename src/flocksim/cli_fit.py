@@ -58,7 +58,8 @@ def fit(
         typer.Option(
             "--statistic",
             help="A summary statistic to compare (repeatable; default: all but the centroid ones in a periodic box): "
-            "polarization, polarization_sd, milling, speed_mean, speed_fluctuation, nnd_mean, correlation_length, "
+            "polarization, polarization_sd, milling, speed_mean, speed_fluctuation, nnd_mean, misalignment, "
+            "correlation_length, "
             "aspect, axis_cos.",
         ),
     ] = None,

@@ -27,6 +27,7 @@ ROWS = (
     ("speed_std", "speed sd", "{:.4g}", "within a frame, mean over frames [units/{t}]"),
     ("speed_fluctuation", "speed fluctuation", "{:.4g}", "var(|v|) / mean(|v|)^2, mean over frames"),
     ("nnd_mean", "nearest-neighbour distance", "{:.4g}", "mean [units]"),
+    ("misalignment", "local misalignment", "{:.4f}", "angle to the 6 nearest neighbours' mean heading [rad], mean"),
     ("edge_deviation", "edge heading deviation", "{:.4f}", "outer 10 % of birds [rad], frames with P >= {e}"),
     ("interior_deviation", "interior heading deviation", "{:.4f}", "inner 50 % [rad], frames with P >= {e}"),
     ("axis_cos", "shape: heading vs long axis", "{:.3f}", "|cos|, frames with P >= {s}"),

@@ -6,8 +6,16 @@ simulated statistics fell within the generation's tolerance of the observed ones
 being the median distance of the previous generation. Distances are Euclidean over the statistics,
 each scaled by its median absolute deviation in the current generation (pyabc's
 ``AdaptivePNormDistance``), so statistics of different units weigh alike. Every simulation is one
-Dask task (``DaskDistributedSampler``); a task whose worker dies is run again by Dask on another
-worker, and its result is delivered once.
+Dask task (:class:`SeededDaskSampler`, pyabc's ``DaskDistributedSampler`` with seeded jobs); a
+task whose worker dies is run again by Dask on another worker, and its result is delivered once.
+
+Reproducibility: pyabc draws each particle's parameters on the worker from NumPy's global random
+state, which its own sampler reseeds from the operating system in every job. The sampler here
+seeds every job instead from the fit's seed, the number of the sampling round (calibration,
+generation 0, 1, ...) and the job's number in the round (:func:`job_seed`), keeps the jobs up to
+the round's last accepted particle in job order (as pyabc does) and counts exactly those as the
+round's simulations, so the posterior of a fit depends on its seed, not on the number of workers
+or the order in which they finish.
 """
 
 from __future__ import annotations
@@ -15,8 +23,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import random
 import struct
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +51,29 @@ def simulation_seed(seed: int, values: tuple[float, ...]) -> int:
     seed and parameter values give the same run on any worker, in any order."""
     digest = hashlib.sha256(struct.pack(f"<q{len(values)}d", seed, *values)).digest()
     return int.from_bytes(digest[:4], "little")
+
+
+def job_seed(seed: int, round_: int, job: int) -> np.ndarray:
+    """The state (4 uint32 words) that seeds NumPy's and Python's global random generators for job
+    ``job`` of sampling round ``round_`` of a fit seeded ``seed`` (a ``SeedSequence`` of the three,
+    so jobs draw independent streams)."""
+    return np.random.SeedSequence([seed, round_, job]).generate_state(4)
+
+
+def _seeded_jobs(simulate_one_pickle: bytes, seed: int, round_: int, jobs: list[int]) -> list[tuple[Any, bool, int]]:
+    """What a Dask worker runs: pyabc's ``simulate_one`` once per job number, the global random
+    generators seeded by :func:`job_seed` before each; (result, accepted, job) per job."""
+    import cloudpickle
+
+    simulate_one = cloudpickle.loads(simulate_one_pickle)
+    out = []
+    for job in jobs:
+        state = job_seed(seed, round_, job)
+        np.random.seed(state)
+        random.seed(int.from_bytes(state.tobytes(), "little"))
+        result = simulate_one()
+        out.append((result, bool(result.accepted), job))
+    return out
 
 
 @dataclass
@@ -72,8 +106,9 @@ class SimulationModel:
 @dataclass
 class Posterior:
     """The last generation: ``samples`` (particles, parameters) and normalised ``weights``;
-    ``distances`` of its particles; ``epsilons`` per generation; ``simulations`` run in all;
-    ``generations``; ``acceptance`` rate per generation."""
+    ``distances`` of its particles; ``epsilons`` per generation; ``simulations`` used (each sampling
+    round's jobs up to its last accepted particle); ``generations``; ``acceptance`` rate per
+    generation."""
 
     samples: np.ndarray
     weights: np.ndarray
@@ -82,6 +117,70 @@ class Posterior:
     simulations: int
     generations: int
     acceptance: list[float]
+
+
+def _seeded_sampler_class() -> type:
+    """:class:`SeededDaskSampler`, made on first use (pyabc is an optional dependency)."""
+    from pyabc.sampler import DaskDistributedSampler
+
+    class SeededDaskSampler(DaskDistributedSampler):
+        """pyabc's Dask sampler with every job seeded by :func:`job_seed` (one simulation per job):
+        a round keeps the jobs numbered up to its ``n``-th accepted one, whatever the workers."""
+
+        def __init__(self, dask_client: Any, seed: int) -> None:
+            super().__init__(dask_client=dask_client, batch_size=1)
+            self.seed = seed
+            self.rounds = 0
+
+        def sample_until_n_accepted(self, n: int, simulate_one: Any, t: int, **kwargs: Any) -> Any:
+            """The first jobs, in job order, up to and including the ``n``-th accepted one."""
+            import cloudpickle
+
+            round_, self.rounds = self.rounds, self.rounds + 1
+            pickled = cloudpickle.dumps(simulate_one)
+            results = _run_round(self.client, pickled, self.seed, round_, n, self.client_cores)
+            sample = self._create_empty_sample()
+            for result, _, _ in results:
+                sample.append(result)
+            self.nr_evaluations_ = len(results)
+            return sample
+
+    return SeededDaskSampler
+
+
+def _nth_accepted(done: dict[int, tuple[Any, bool, int]], n: int) -> int | None:
+    """The job number of the ``n``-th accepted result among the finished jobs ``done`` (by job number),
+    if that many are accepted."""
+    accepted = sorted(job for job, (_, ok, _) in done.items() if ok)
+    return accepted[n - 1] if len(accepted) >= n else None
+
+
+def _run_round(
+    client: Any, pickled: bytes, seed: int, round_: int, n: int, cores: Callable[[], int]
+) -> list[tuple[Any, bool, int]]:
+    """Submit jobs 0, 1, 2, ... (as many at once as the cluster has cores) until the jobs up to the
+    ``n``-th accepted one have all finished; cancel the later ones. The results of jobs 0 to that
+    one, in job order: the same for any number of workers, since each job's result depends on its
+    number only."""
+    running: dict[int, Any] = {}
+    done: dict[int, tuple[Any, bool, int]] = {}
+    next_job = 0
+    while True:
+        for job, future in list(running.items()):
+            if future.done():
+                done[job] = future.result()[0]
+                del running[job]
+        last = _nth_accepted(done, n)
+        if last is not None:
+            for job in [j for j in running if j > last]:
+                running.pop(job).cancel()
+            if not running:
+                return [done[j] for j in range(last + 1)]
+        else:
+            for _ in range(max(1, int(cores())) - len(running)):
+                running[next_job] = client.submit(_seeded_jobs, pickled, seed, round_, [next_job], pure=False)
+                next_job += 1
+        time.sleep(0.01)
 
 
 def population_size(simulations: int) -> int:
@@ -101,14 +200,13 @@ def run_abc(
     """ABC-SMC until about ``simulations`` runs are spent (pyabc stops after the generation that
     crosses the budget), on the Dask ``client``."""
     import pyabc
-    from pyabc.sampler import DaskDistributedSampler
 
     logging.getLogger("ABC").setLevel(logging.WARNING)
     for name in ("ABC.Sampler", "ABC.History", "ABC.Distance", "ABC.Epsilon", "ABC.Adaptation"):
         logging.getLogger(name).setLevel(logging.WARNING)
     prior = pyabc.Distribution(**{f"p{i}": pyabc.RV("uniform", p.low, p.high - p.low) for i, p in enumerate(priors)})
     distance = pyabc.AdaptivePNormDistance(p=2, scale_function=pyabc.distance.mad)
-    sampler = DaskDistributedSampler(dask_client=client, batch_size=1)
+    sampler = _seeded_sampler_class()(client, model.seed)
     abc = pyabc.ABCSMC(
         model, prior, distance, population_size=population or population_size(simulations), sampler=sampler
     )

@@ -28,12 +28,14 @@ STATISTICS = (
     "speed_mean",
     "speed_fluctuation",
     "nnd_mean",
+    "misalignment",
     "correlation_length",
     "aspect",
     "axis_cos",
 )
 """Summary keys of :func:`flocksim.metrics.series.summarize` a fit compares by default: polarization
 (mean, sd), milling, speed [units/s] and its fluctuation, nearest-neighbour distance [units],
+local misalignment (mean angle between a bird's heading and its 6 nearest neighbours' [rad]),
 orientation correlation length [units], shape (aspect, heading vs long axis)."""
 CENTROID_STATISTICS = ("milling", "aspect", "axis_cos")
 """The statistics that need the flock's centre: meaningless for a gas that fills a periodic box, so a

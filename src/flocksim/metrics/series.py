@@ -10,7 +10,8 @@ nearest the flock's circular-mean centre, which is exact for a flock spanning le
 
 Per frame: birds present, polarization, milling and the group state they give (Tunstrom et al.
 2013), mean and standard deviation of speed, speed fluctuation var(|v|)/mean(|v|)^2, mean
-nearest-neighbour distance, edge and interior heading deviation (Attanasi et al. 2015), the flock's
+nearest-neighbour distance, local misalignment (the mean angle between each bird's heading and the
+mean heading of its 6 nearest neighbours), edge and interior heading deviation (Attanasi et al. 2015), the flock's
 shape (|cos| between heading and longest axis, aspect width/length). On at most
 ``correlation_frames`` evenly spaced frames (each is O(N^2)): the connected correlation functions
 of orientation and speed (Cavagna et al. 2010) with their correlation lengths, and Ballerini's
@@ -38,7 +39,7 @@ from flocksim.metrics.correlation import (
     pair_bytes,
 )
 from flocksim.metrics.groupstate import STATES, classify
-from flocksim.metrics.neighbors import nearest_neighbor_stats
+from flocksim.metrics.neighbors import local_misalignment, nearest_neighbor_stats
 from flocksim.metrics.order import milling, polarization, speed_stats
 from flocksim.metrics.shape import anisotropy_gamma
 from flocksim.metrics.starlings import (
@@ -58,6 +59,7 @@ SERIES = (
     "speed_std",
     "speed_fluctuation",
     "nnd_mean",
+    "misalignment",
     "edge_deviation",
     "interior_deviation",
     "axis_cos",
@@ -122,7 +124,8 @@ def frame_analyses(position: np.ndarray, velocity: np.ndarray, box: np.ndarray |
     speed_mean, speed_std = speed_stats(velocity)
     edge, interior = edge_interior_deviation(position, velocity)
     shape = flock_shape(position, velocity)
-    nnd = nearest_neighbor_stats(_in_box(position, space), space)["mean"] if n >= 2 else math.nan
+    wrapped = _in_box(position, space)
+    nnd = nearest_neighbor_stats(wrapped, space)["mean"] if n >= 2 else math.nan
     return {
         "n_present": float(n),
         "polarization": polarization(velocity),
@@ -131,6 +134,7 @@ def frame_analyses(position: np.ndarray, velocity: np.ndarray, box: np.ndarray |
         "speed_std": speed_std,
         "speed_fluctuation": speed_fluctuation(velocity),
         "nnd_mean": nnd,
+        "misalignment": local_misalignment(wrapped, velocity, space=space),
         "edge_deviation": edge,
         "interior_deviation": interior,
         "axis_cos": shape["axis_cos"],
@@ -242,6 +246,7 @@ def summarize(result: TrackAnalysis, centroid: np.ndarray) -> dict[str, float]:
         "speed_std": _mean(s["speed_std"]),
         "speed_fluctuation": _mean(s["speed_fluctuation"]),
         "nnd_mean": _mean(s["nnd_mean"]),
+        "misalignment": _mean(s["misalignment"]),
         "edge_deviation": _mean(s["edge_deviation"][edge_frames]),
         "interior_deviation": _mean(s["interior_deviation"][edge_frames]),
         "edge_frames": float(edge_frames.sum()),
