@@ -180,9 +180,7 @@ def outward_share(course: Course, vertices: np.ndarray, triangles: np.ndarray) -
     normal = np.cross(b - a, c - a)
     centre = (a + b + c) / 3.0
     eps = 0.05
-    gradient = np.stack(
-        [course.field(centre + eps * e) - course.field(centre - eps * e) for e in np.eye(3)], axis=-1
-    )
+    gradient = np.stack([course.field(centre + eps * e) - course.field(centre - eps * e) for e in np.eye(3)], axis=-1)
     return float(np.mean(np.einsum("ij,ij->i", normal, gradient) > 0.0))
 
 

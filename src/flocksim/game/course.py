@@ -93,8 +93,8 @@ def check_game(params: ReynoldsParams) -> None:
     if 2.0 * (g.gap_radius + GAP_EDGE) > room:
         raise ValueError(
             f"game.floor_height: the seabed's top (floor_height + 2 x noise_amplitude = {floor_top(g):g}) leaves "
-            f"{room:g} units below the box's top ({height:g}); a gap of radius {g.gap_radius:g} plus {GAP_EDGE:g} units "
-            f"of rim around it needs {2.0 * (g.gap_radius + GAP_EDGE):g}; allowed: floor_height <= "
+            f"{room:g} units below the box's top ({height:g}); a gap of radius {g.gap_radius:g} plus "
+            f"{GAP_EDGE:g} units of rim around it needs {2.0 * (g.gap_radius + GAP_EDGE):g}; allowed: floor_height <= "
             f"{height - 2.0 * (g.gap_radius + GAP_EDGE) - 2.0 * g.noise_amplitude:g}"
         )
     for name, step in (("cell_size", g.cell_size), ("avoid_cell", g.avoid_cell)):
