@@ -166,6 +166,8 @@ def test_the_seabed_is_meshed_in_every_chunk_and_joins_the_next(k):
     assert floor[:, 2].min() <= g.cell_size and floor[:, 2].max() >= c.width - g.cell_size  # side to side
     low = m.spheres[m.spheres[:, 1] < g.floor_height + 2 * g.noise_amplitude]
     assert len(low) > 200 and np.all(c.field(low) <= 0.0)  # the seabed is avoided like the walls
+    both = np.concatenate([m.spheres, mesh_chunk(c, k + 1).spheres])
+    assert len(np.unique(np.round(both, 6), axis=0)) == len(both)  # none twice at the shared border
     # the seabed's vertices on the chunk's far end are the next chunk's on its near end
     ends = [np.round(mesh.vertices[np.abs(mesh.vertices[:, 0] - x) < 1e-3], 3) for mesh, x in
             ((m, x0 + g.wall_spacing), (mesh_chunk(c, k + 1), x0 + g.wall_spacing))]  # fmt: skip

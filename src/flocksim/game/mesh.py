@@ -13,7 +13,8 @@ more than ``max_triangles`` triangles it is remade on a grid of 2, 3, ... x ``ce
 Avoidance: the field sampled every ``avoid_cell`` units; each rock sample (f <= 0) with an air
 sample among its six neighbours becomes a sphere obstacle (no body, influence radius
 ``avoid_range`` + avoid_cell / 2) that the engine's obstacle avoidance (rules.avoid) steers
-around: the walls and the seabed alike.
+around: the walls and the seabed alike. The samples on the chunk's far x end are left to the
+next chunk, which samples them too, so that no sphere is counted twice.
 """
 
 from __future__ import annotations
@@ -113,4 +114,6 @@ def mesh_chunk(course: Course, k: int) -> ChunkMesh:
         step += 1
     avoid_origin, avoid_spacing, avoid_values = sample_grid(course, k, g.avoid_cell)
     spheres = surface_spheres(avoid_values, avoid_origin, avoid_spacing)
+    last = avoid_origin[0] + avoid_spacing[0] * (avoid_values.shape[0] - 1)
+    spheres = spheres[spheres[:, 0] < last - avoid_spacing[0] / 2]  # the far border's are the next chunk's
     return ChunkMesh(k, vertices, triangles, step, spheres)
