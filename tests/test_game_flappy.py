@@ -1,5 +1,6 @@
-"""Flappy Boids (issue 19): the rock field, marching-cubes chunks, the chunk cache, the rock-mesh
-message, the game rules (collision, falling behind, score, game over, restart) and the pilots."""
+"""Flappy Boids (issue 19): the rock field (walls and the seabed, issue 28), marching-cubes chunks,
+the chunk cache, the rock-mesh message, the game rules (collision, falling behind, score, game
+over, restart) and the pilots."""
 
 from __future__ import annotations
 
@@ -46,6 +47,19 @@ def edges_of(triangles: np.ndarray) -> np.ndarray:
     return np.sort(e, axis=1)
 
 
+def closed_but_at_the_chunk_ends(m, course: Course) -> bool:
+    """Whether every edge of chunk mesh ``m`` is shared by exactly two triangles, but those lying
+    on the chunk's two x ends (where the seabed goes on into the neighbouring chunk), once each."""
+    edges, counts = np.unique(edges_of(m.triangles), axis=0, return_counts=True)
+    x0 = float(course.wall_x(m.index)) - course.game.wall_spacing / 2.0
+    x = m.vertices[:, 0].astype(np.float64)
+    on_end = np.zeros(len(m.vertices), bool)
+    for end in (x0, x0 + course.game.wall_spacing):
+        on_end |= np.abs(x - end) < 1e-3
+    border = on_end[edges[:, 0]] & on_end[edges[:, 1]]
+    return bool(np.all(counts[~border] == 2) and np.all(counts[border] == 1))
+
+
 # ---- the field ----------------------------------------------------------------------------------
 
 
@@ -55,18 +69,22 @@ def test_field_hand_computed_without_noise():
     assert x0 == 80.0 and float(c.wall_x(2)) == 200.0  # first_wall + k spacing
     cy, cz, r = c.gap(0)
     assert r == pytest.approx(max(8.0, 10.0 - 1.0 * 80.0 / 1000.0))  # gap_radius - gap_shrink x / 1000
+    fh = c.game.floor_height
+    assert cy - r >= fh + 3.0  # the gap's rim stays 3 units above the (flat) seabed
     f = c.field(
         np.array(
             [
                 [x0, cy, cz],  # gap centre: air, r from the rim
                 [x0, cy + r + 2.0, cz],  # in the wall, 2 units past the rim: rock, 2 deep
                 [x0 + 5.0, cy + r + 2.0, cz],  # 5 in front of the wall's middle: 5 - 3 = 2 in air
-                [x0 + 30.0 - 1e-6, cy, cz],  # the chunk's far edge: 27 in air
-                [10.0, 30.0, 30.0],  # before the first chunk: no rock
+                [x0 + 30.0 - 1e-6, cy, cz],  # the chunk's far edge: 27 from the wall, cy - fh above the seabed
+                [10.0, 30.0, 30.0],  # before the first wall: only the seabed, 30 - fh below
+                [x0 + 20.0, fh - 1.5, 12.0],  # between walls, 1.5 under the seabed's surface: rock
             ]
         )
     )
-    assert f == pytest.approx([r, -2.0, 2.0, 27.0 - 1e-6, NO_ROCK])
+    assert f == pytest.approx([r, -2.0, 2.0, min(27.0 - 1e-6, cy - fh), 30.0 - fh, -1.5])
+    assert c.walls(np.array([[10.0, 30.0, 30.0]]))[0] == NO_ROCK  # no wall before the first one
 
 
 def test_gap_radius_narrows_with_distance_down_to_its_minimum():
@@ -108,8 +126,7 @@ def test_chunk_mesh_is_closed_and_on_the_surface(k):
     c = Course(params().game, 60.0, 60.0, seed=0)
     m = mesh_chunk(c, k)
     assert len(m.triangles) > 1000 and m.step == 1
-    _, counts = np.unique(edges_of(m.triangles), axis=0, return_counts=True)
-    assert np.all(counts == 2)  # watertight: every edge shared by exactly two triangles
+    assert closed_but_at_the_chunk_ends(m, c)  # watertight but where the seabed goes on
     assert np.all(m.triangles < len(m.vertices))
     h = c.game.cell_size
     v = m.vertices.astype(np.float64)
@@ -118,38 +135,80 @@ def test_chunk_mesh_is_closed_and_on_the_surface(k):
     assert np.abs(c.field(v[inner])).max() < h  # on the zero level, within a cell
     assert np.all(np.abs(v[~inner, 1:] - 30.0).max(axis=1) <= 30.0 + 2 * h)  # caps: at most 2 cells out
     x0 = float(c.wall_x(k))
-    assert m.vertices[:, 0].min() > x0 - 30.0 and m.vertices[:, 0].max() < x0 + 30.0
+    assert m.vertices[:, 0].min() >= x0 - 30.0 - 1e-3 and m.vertices[:, 0].max() <= x0 + 30.0 + 1e-3
     assert len(m.spheres) > 100 and np.all(c.field(m.spheres) <= 0.0)  # avoidance spheres sit in rock
 
 
-def signed_volume(vertices: np.ndarray, triangles: np.ndarray) -> float:
-    """Volume enclosed by a closed mesh, positive when its triangles wind counter-clockwise seen
-    from outside (the page draws front faces only)."""
+def seabed_vertices(course: Course, m) -> np.ndarray:
+    """The vertices of chunk mesh ``m`` at the seabed's height and away from its wall (and from the
+    caps that close the grid on z) [units]."""
+    g = course.game
+    h = g.cell_size
+    v = m.vertices.astype(np.float64)
+    low = (v[:, 1] > g.floor_height - 2 * g.noise_amplitude - h) & (v[:, 1] < g.floor_height + 2 * g.noise_amplitude)
+    clear = np.abs(v[:, 0] - float(course.wall_x(m.index))) > g.wall_thickness / 2 + g.noise_amplitude + h
+    return v[low & clear & (v[:, 2] > 0.0) & (v[:, 2] < course.width)]
+
+
+@pytest.mark.parametrize("k", [-1, 0, 4])
+def test_the_seabed_is_meshed_in_every_chunk_and_joins_the_next(k):
+    """Issue 28: the chunks' marching-cubes meshes hold a rock seabed at game.floor_height, across
+    the whole chunk, on the field's zero level, with avoidance spheres; it meets the next chunk's."""
+    c = Course(params().game, 60.0, 60.0, seed=0)
+    g = c.game
+    m = mesh_chunk(c, k)
+    floor = seabed_vertices(c, m)
+    assert len(floor) > 300, len(floor)
+    assert np.abs(c.field(floor)).max() < g.cell_size  # on the rock's surface
+    assert abs(float(np.mean(floor[:, 1])) - g.floor_height) < 1.5  # around floor_height on average
+    x0 = float(c.wall_x(k)) - g.wall_spacing / 2.0
+    assert floor[:, 0].min() < x0 + 1e-3 and floor[:, 0].max() > x0 + g.wall_spacing - 1e-3  # end to end
+    assert floor[:, 2].min() <= g.cell_size and floor[:, 2].max() >= c.width - g.cell_size  # side to side
+    low = m.spheres[m.spheres[:, 1] < g.floor_height + 2 * g.noise_amplitude]
+    assert len(low) > 200 and np.all(c.field(low) <= 0.0)  # the seabed is avoided like the walls
+    both = np.concatenate([m.spheres, mesh_chunk(c, k + 1).spheres])
+    assert len(np.unique(np.round(both, 6), axis=0)) == len(both)  # none twice at the shared border
+    # the seabed's vertices on the chunk's far end are the next chunk's on its near end
+    ends = [np.round(mesh.vertices[np.abs(mesh.vertices[:, 0] - x) < 1e-3], 3) for mesh, x in
+            ((m, x0 + g.wall_spacing), (mesh_chunk(c, k + 1), x0 + g.wall_spacing))]  # fmt: skip
+    assert len(ends[0]) > 20
+    assert np.array_equal(np.unique(ends[0], axis=0), np.unique(ends[1], axis=0))
+
+
+def outward_share(course: Course, vertices: np.ndarray, triangles: np.ndarray) -> float:
+    """Share of the triangles wound counter-clockwise seen from the air (their normal, by the
+    right-hand rule, points up the field's gradient): the faces the page draws (front faces only)."""
     a, b, c = (vertices.astype(np.float64)[triangles[:, i]] for i in range(3))
-    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+    normal = np.cross(b - a, c - a)
+    centre = (a + b + c) / 3.0
+    eps = 0.05
+    gradient = np.stack([course.field(centre + eps * e) - course.field(centre - eps * e) for e in np.eye(3)], axis=-1)
+    return float(np.mean(np.einsum("ij,ij->i", normal, gradient) > 0.0))
 
 
-@pytest.mark.parametrize("k", [0, 3])
+@pytest.mark.parametrize("k", [-1, 0, 3])
 def test_chunk_triangles_face_out_of_the_rock(k):
-    m = mesh_chunk(Course(params().game, 60.0, 60.0, seed=0), k)
-    volume = signed_volume(m.vertices, m.triangles)
-    assert volume > 0.0
+    c = Course(params().game, 60.0, 60.0, seed=0)
+    m = mesh_chunk(c, k)
+    inner = np.all((m.vertices[:, 1:] > 0.0) & (m.vertices[:, 1:] < 60.0), axis=1)  # not the caps closing the grid
+    tri = m.triangles[inner[m.triangles].all(axis=1)]
+    assert len(tri) > 500
+    assert outward_share(c, m.vertices, tri) > 0.99
     # the same mesh wound the other way (what two-sided drawing would hide) fails the check
-    assert signed_volume(m.vertices, m.triangles[:, ::-1]) == pytest.approx(-volume)
+    assert outward_share(c, m.vertices, tri[:, ::-1]) < 0.01
 
 
 def test_watertight_check_fails_on_a_chunk_with_a_triangle_removed():
-    m = mesh_chunk(Course(params().game, 60.0, 60.0, seed=0), 0)
-    _, counts = np.unique(edges_of(m.triangles[1:]), axis=0, return_counts=True)
-    assert not np.all(counts == 2)
+    c = Course(params().game, 60.0, 60.0, seed=0)
+    m = mesh_chunk(c, 0)
+    assert not closed_but_at_the_chunk_ends(m._replace(triangles=m.triangles[1:]), c)
 
 
 def test_triangle_cap_coarsens_the_mesh():
     c = Course(params("game.max_triangles=2000", "game.noise_amplitude=2.5").game, 60.0, 60.0, seed=0)
     m = mesh_chunk(c, 0)
     assert 0 < len(m.triangles) <= 2000 and m.step > 1
-    _, counts = np.unique(edges_of(m.triangles), axis=0, return_counts=True)
-    assert np.all(counts == 2)
+    assert closed_but_at_the_chunk_ends(m, c)
 
 
 def test_grid_sizes_are_checked_before_allocation():
@@ -159,6 +218,11 @@ def test_grid_sizes_are_checked_before_allocation():
         params("game.wall_spacing=10")
     with pytest.raises(ConfigError, match=r"game\.gap_radius"):
         params("game.gap_radius=28", "game.gap_min_radius=8")
+    with pytest.raises(ConfigError, match=r"game\.floor_height: .* allowed: floor_height <= 30"):
+        params("game.floor_height=31")  # 60 - 2 x (10 + 3) - 2 x 2: the gap fits above the seabed's top
+    with pytest.raises(ConfigError, match=r"game\.floor_height"):
+        params("game.floor_height=-1")
+    assert params("game.floor_height=30").game.floor_height == 30.0
     with pytest.raises(ConfigError, match=r"world\.dim = 3"):
         params("world.dim=2", "world.bounds.size=[1000, 60]", "rules.seek.target=[0, 0]")
     assert issubclass(BudgetError, ValueError)
@@ -168,7 +232,7 @@ def test_chunk_cache_is_bounded_and_drops_chunks_behind():
     g = params("game.chunks_ahead=2", "game.chunks_behind=1", "game.max_triangles=3000").game
     cache = ChunkCache(Course(g, 60.0, 60.0, seed=1))
     assert cache.capacity == 4
-    assert cache.update(0.0) and list(cache.chunks) == [0, 1]  # x = 0 lies in chunk -1 (no rock)
+    assert cache.update(0.0) and list(cache.chunks) == [-1, 0, 1]  # x = 0 lies in chunk -1 (only the seabed)
     assert not cache.update(1.0)
     for x in np.arange(0.0, 1500.0, 25.0):
         cache.update(float(x))
@@ -183,7 +247,7 @@ def test_the_next_chunk_is_meshed_ahead_and_equals_one_meshed_in_place():
     g = params("game.chunks_ahead=2", "game.chunks_behind=1", "game.max_triangles=3000").game
     course = Course(g, 60.0, 60.0, seed=1)
     cache = ChunkCache(course)
-    cache.update(0.0)  # chunks 0 and 1 held, chunk 2 started ahead
+    cache.update(0.0)  # chunks -1, 0 and 1 held, chunk 2 started ahead
     assert list(cache._ahead) == [2]
     x = float(course.wall_x(1))  # the flock reaches chunk 1: chunk 3 is wanted, 2 comes from ahead
     cache.update(x)
@@ -225,6 +289,22 @@ def test_bird_in_rock_is_removed_and_counted_with_stable_ids():
     assert np.array_equal(sim.state.ids, ids_before)  # rows and ids stay; the bird is marked dead
     st = game.status(sim)
     assert (st["lost_rock"], st["lost_behind"], st["lost"], st["alive"]) == (1, 0, 1, 39)
+
+
+def test_a_fish_flying_straight_down_into_the_seabed_is_lost_on_rock():
+    """Issue 28: the seabed is rock. A fish flying straight down at full speed from 1 unit over the
+    seabed's highest top, between the flock and the first wall, hits it and counts in lost_rock."""
+    sim = flocksim.Simulation(params(), seed=0, threads=1)
+    game = game_of(sim)
+    s = sim.state
+    top = sim.params.game.floor_height + 2.0 * sim.params.game.noise_amplitude
+    s.position[5] = [game.target[0] - 6.0, top + 1.0, 30.0]
+    s.velocity[5] = [0.0, -sim.params.agents.max_speed, 0.0]
+    assert game.course.field(s.position[5:6])[0] > s.radius[5]  # in the water at the start
+    sim.step(40)
+    st = game.status(sim)
+    assert not sim.state.alive[5], sim.state.position[5]
+    assert (st["lost_rock"], st["lost_behind"]) == (1, 0), st
 
 
 def test_bird_left_behind_is_lost():

@@ -68,6 +68,14 @@ def water_share(rgb: np.ndarray) -> float:
     return float(np.mean((b > 1.6 * r + 10) & (g > 0.72 * b)))
 
 
+def rock_share(rgb: np.ndarray) -> float:
+    """Share of the pixels that are rock-coloured: a warm grey (red a little above blue, green
+    between them), far less saturated than the sand seabed (red well above blue) and not the
+    water (blue above red)."""
+    r, g, b = (rgb[..., k].astype(float) for k in range(3))
+    return float(np.mean((r >= b) & (g >= b) & (r >= g) & (r - b < 0.2 * r + 4) & (r > 40)))
+
+
 # ---- fixtures ---------------------------------------------------------------------------------
 
 
@@ -240,6 +248,19 @@ def test_flappy_boids_is_under_water(open_page):
     assert water_share(rgb) > 0.01, water_share(rgb)  # (mostly rock: water through the gap and beyond)
     assert "fish" in page.locator("#flappy-hud").inner_text()
     save(page, "viewer-flappy-boids-play.png")
+
+
+def test_flappy_boids_flies_over_a_rock_seabed(open_page):
+    """Flappy Boids' floor is rock like its walls (marching-cubes meshes from the server), not the
+    page's flat sand. With the first wall 1000 units away only the seabed is in view: the lower
+    part of the view is mostly rock-coloured (the page before showed sand there)."""
+    page = open_page(query("flappy-boids", "agents.n=30", "game.first_wall=1000"))
+    wait(page, "flocksim.game !== null && flocksim.game.chunks.length >= 3", 120_000)
+    settle(page)
+    rgb = canvas_pixels(page)
+    lower = rgb[rgb.shape[0] * 3 // 4 :]
+    save(page, "viewer-flappy-boids-seabed.png")
+    assert rock_share(lower) > 0.6, rock_share(lower)
 
 
 # ---- item 5: Flappy Boids as a game -------------------------------------------------------------

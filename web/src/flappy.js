@@ -2,8 +2,9 @@
  * Flappy Boids in the page (docs/viewer.md, "Flappy Boids"): while the shown scene plays the game
  * (`params.game.enabled`) the player steers the flock's target with the arrow keys or WASD, or
  * by holding the mouse or a finger on the view (the target moves toward it); R restarts. The
- * camera chases the target; the rock meshes come from the server (rocks.js); a HUD shows the
- * score, the distance and the birds kept, and "game over" when none is left.
+ * camera chases the target; the rock meshes, walls and seabed alike, come from the server
+ * (rocks.js; the page's flat sand seabed is not drawn under the course); a HUD shows the score,
+ * the distance and the birds kept, and "game over" when none is left.
  *
  * @module flappy
  */
@@ -70,9 +71,6 @@ export function keepBest(storage, score) {
   }
   return true;
 }
-/** The seabed under the course is laid again every this many units flown [world units]. */
-const SEABED_STEP = 120;
-
 /**
  * The [y, z] steering of the held keys (each component in [-1, 1]).
  *
@@ -179,6 +177,7 @@ export class FlappyPage {
     const active = Boolean(msg.params?.game?.enabled);
     const was = this.active;
     if (msg.reset || !active) this.rocks.clear();
+    this.rocks.setSea(this.view.sea); // the view was configured for this scene first
     if (msg.reset) this.status = null;
     this.active = active;
     this.wallSpacing = msg.params?.game?.wall_spacing ?? DEFAULT_WALL_SPACING;
@@ -195,7 +194,6 @@ export class FlappyPage {
     } else if (was) {
       if (this.view.controls) this.view.controls.enabled = true; // the camera is the user's again
       this.player = false;
-      this.view.seabedFollowed = false;
     }
     this.view.dirty = true;
   }
@@ -244,27 +242,9 @@ export class FlappyPage {
     cam.lookAt(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
     const range = -CAMERA_BEHIND[0] + VIEW_WALLS * this.wallSpacing;
     this.rocks.view(cam.position.x, range, this.wallSpacing);
-    this._seabed(x, z, range);
     // the depth range follows the course around the target, not the whole (very long) box
     this.view.fitBox = { min: [x - 100, -10, -10], max: [x + 200, y + 60, z + 60] };
     this.view.dirty = true;
-  }
-
-  /**
-   * Under water: the seabed under the course around the target (laid again every SEABED_STEP
-   * units flown), fading into the water where the rock does.
-   *
-   * @param {number} x the target's x [world units]
-   * @param {number} z the target's z [world units]
-   * @param {number} range rock is drawn up to this view depth [world units]
-   */
-  _seabed(x, z, range) {
-    const view = this.view;
-    view.seabedFollowed = true;
-    if (!view.sea) return;
-    const centre = Math.round(x / SEABED_STEP) * SEABED_STEP;
-    view.seabed.build(centre - 2 * SEABED_STEP, centre + 3 * SEABED_STEP, z - 2 * SEABED_STEP, z + 2 * SEABED_STEP);
-    view.seabed.setFog(range - this.wallSpacing, range);
   }
 
   /**

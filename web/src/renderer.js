@@ -124,8 +124,6 @@ export class ViewRenderer {
     this.scene.add(sun);
     /** the 3D world around the agents: "sky" (birds at dusk) or "sea" (fish under water) */
     this.look = "sky";
-    /** the seabed's fog is set by Flappy Boids (it follows the course), not by render() */
-    this.seabedFollowed = false;
 
     /** uniforms every entity layer and the sky share (by reference) */
     const color = (hex) => ({ value: new THREE.Color(hex) });
@@ -284,7 +282,8 @@ export class ViewRenderer {
   /**
    * Water or sky: the shared colours, the lights, the fog on coral, the seabed, the agents' colour.
    *
-   * @param {boolean} floor under water over a seabed (dark fish against the sand; else silver)
+   * @param {boolean} floor under water over the sand seabed (dark fish against the sand; else
+   *   silver). Not in Flappy Boids: its seabed is rock, meshed by the server with the walls.
    */
   _applyLook(floor) {
     const sea = this.sea;
@@ -296,7 +295,7 @@ export class ViewRenderer {
     this.hemisphere.color.set(sea ? 0xbfe9f0 : 0xdfe8f5);
     this.hemisphere.groundColor.set(sea ? 0x1d4a52 : 0x4a4238);
     this.scene.fog = sea ? new THREE.Fog(WATER.horizon, 1, 2) : null;
-    this.seabed.mesh.visible = sea;
+    this.seabed.mesh.visible = floor;
     this.agents.setColors(COLORS.agent, sea ? (floor ? FISH_COLOR : FISH_SILVER) : COLORS.agent3d);
   }
 
@@ -536,7 +535,7 @@ export class ViewRenderer {
           const far = d + Math.max(2.5 * r, 0.6 * extent, 0.8 * d);
           this.scene.fog.near = Math.max(d - r, 0);
           this.scene.fog.far = far;
-          if (!this.seabedFollowed) this.seabed.setFog(Math.max(d - r, 0), far);
+          this.seabed.setFog(Math.max(d - r, 0), far);
         }
       }
     }

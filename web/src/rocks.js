@@ -8,10 +8,14 @@
 import * as THREE from "three";
 
 import { SUN_DIRECTION } from "./palette.js";
+import { SEA_LIGHT } from "./sea.js";
 import { ROCK_FRAGMENT, ROCK_VERTEX } from "./shaders.js";
 
 const HEADER_BYTES = 32;
+/** Rock under the dusk sky: warm brown (sRGB). */
 const ROCK_COLOR = 0x8a7a68;
+/** Rock under water: grey stone, far greyer than the reef's sand (sRGB). */
+export const SEA_ROCK_COLOR = 0x8a8378;
 /** Light on the rock: a floor, sky light by how much a face looks up, and the sun on it. */
 const ROCK_AMBIENT = 0.35;
 const ROCK_SKY = 0.45;
@@ -54,15 +58,18 @@ export function readRocks(buf) {
 }
 
 /**
- * Per-vertex rock colours (three.js's linear working space) lit by the low sun and the sky: a
- * hemisphere term (lighter facing up) plus diffuse sunlight on both faces of a wall.
+ * Per-vertex rock colours (three.js's linear working space) lit by the sun (the low sun, or the
+ * light from the surface under water) and the sky: a hemisphere term (lighter facing up) plus
+ * diffuse light on both faces of a wall.
  *
  * @param {ArrayLike<number>} normals unit vertex normals, 3 per vertex
+ * @param {number[]} [light] direction toward the light (any length)
+ * @param {number} [colour] the rock's colour (sRGB hex)
  * @returns {Float32Array} linear RGB, 3 per vertex
  */
-export function rockColors(normals) {
-  const base = new THREE.Color(ROCK_COLOR);
-  const [sx, sy, sz] = SUN_DIRECTION;
+export function rockColors(normals, light = SUN_DIRECTION, colour = ROCK_COLOR) {
+  const base = new THREE.Color(colour);
+  const [sx, sy, sz] = light;
   const norm = Math.hypot(sx, sy, sz);
   const out = new Float32Array(normals.length);
   for (let i = 0; i < normals.length; i += 3) {
@@ -114,6 +121,17 @@ export class RockLayer {
     });
     /** rock is drawn up to this view depth [world units] (the end of the haze) */
     this.range = Infinity;
+    this.sea = false;
+  }
+
+  /**
+   * Light and colour the meshes that arrive from now on for the sky (a low sun, brown rock) or
+   * the sea (light from above, grey stone).
+   *
+   * @param {boolean} sea
+   */
+  setSea(sea) {
+    this.sea = sea;
   }
 
   /**
@@ -162,7 +180,9 @@ export class RockLayer {
     geometry.setAttribute("position", new THREE.BufferAttribute(positions.slice(), 3));
     geometry.setIndex(new THREE.BufferAttribute(indices.slice(), 1));
     geometry.computeVertexNormals();
-    geometry.setAttribute("aColour", new THREE.BufferAttribute(rockColors(geometry.attributes.normal.array), 3));
+    const normals = geometry.attributes.normal.array;
+    const colours = this.sea ? rockColors(normals, SEA_LIGHT, SEA_ROCK_COLOR) : rockColors(normals);
+    geometry.setAttribute("aColour", new THREE.BufferAttribute(colours, 3));
     geometry.deleteAttribute("normal");
     geometry.computeBoundingSphere();
     geometry.computeBoundingBox();

@@ -2,8 +2,9 @@
  * The undersea world of the fish scenes (reef, Flappy Boids, Couzin's school): the sky shader's
  * uniforms set to water (bright toward the surface, deep blue-green toward the horizon and below:
  * the same gradient is the depth fog that fish, coral and rock fade into), light from above, a
- * sandy seabed at y = 0 that fades into the water, and coral colours for the obstacle spheres.
- * The birds' scenes keep the dusk sky (palette.js).
+ * sandy seabed at y = 0 that fades into the water (not in Flappy Boids, whose seabed is rock
+ * meshed by the server: rocks.js), and coral colours for the obstacle spheres. The birds' scenes
+ * keep the dusk sky (palette.js).
  *
  * @module sea
  */

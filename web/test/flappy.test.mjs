@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { keySteering, pointerSteering } from "../src/flappy.js";
-import { chunkInView, isRockMessage, readRocks, rockColors } from "../src/rocks.js";
+import { SEA_ROCK_COLOR, chunkInView, isRockMessage, readRocks, rockColors } from "../src/rocks.js";
+import { SEA_LIGHT } from "../src/sea.js";
 
 /** A rock-mesh message (docs/protocol.md, "Flappy Boids"), as flocksim.game.wire writes it. */
 function writeRocks(chunk, positions, indices) {
@@ -60,6 +61,16 @@ test("rockColors: faces looking up or at the sun are lighter than faces looking 
   assert.ok(toSun[0] > rockColors([0.82, 0, 0.55])[0]); // the sun's direction against one across it
   assert.equal(rockColors(new Float32Array(6)).length, 6);
   assert.ok([...rockColors([0, -1, 0])].every((c) => c > 0)); // never black
+});
+
+test("rockColors under water: light from above, the seabed lighter than a wall, grey stone", () => {
+  const [floor, wall] = [
+    [0, 1, 0],
+    [1, 0, 0],
+  ].map((n) => rockColors(n, SEA_LIGHT, SEA_ROCK_COLOR));
+  assert.ok(floor[0] > 1.5 * wall[0], `${floor} ${wall}`);
+  const [r, g, b] = floor;
+  assert.ok(r >= g && g >= b && (r - b) / r < 0.35, `${floor}`); // (linear RGB) far greyer than the reef's sand
 });
 
 test("chunkInView: a chunk is drawn when part of it lies between the camera and the range ahead", () => {

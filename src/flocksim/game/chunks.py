@@ -49,10 +49,11 @@ class ChunkCache:
         return g.chunks_ahead + g.chunks_behind + 1
 
     def window(self, x: float) -> range:
-        """Indices of the chunks wanted when the flock is at ``x`` (none before the first wall)."""
+        """Indices of the chunks wanted when the flock is at ``x`` [units] (none before the box's start)."""
         g = self.course.game
         k = int(self.course.chunk_of(x))
-        return range(max(k - g.chunks_behind, 0), max(k + g.chunks_ahead + 1, 0))
+        first = self.course.first_chunk
+        return range(max(k - g.chunks_behind, first), max(k + g.chunks_ahead + 1, first))
 
     def update(self, x: float) -> bool:
         """Drop the chunks outside :meth:`window` (x), then make the missing ones; True when the set changed."""

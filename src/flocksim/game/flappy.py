@@ -13,10 +13,10 @@ Rules (parameters: ``params.game``, docs/parameters.md):
   avoidance spheres of the target's chunk and its two neighbours are the engine's obstacle set,
   so the birds steer around rock with rules.avoid;
 - after every step a bird is lost (removed; its stable id is never reused) when the field at its
-  centre is below its body radius (it touches rock) or it is more than ``max_lag`` behind the
-  target. A bird left behind within ``avoid_range`` of rock was held back by the rock (the
-  avoidance pressed it against a wall the target went through): it counts as lost on rock, not
-  behind. The game is over when no bird is left: the target then stops;
+  centre is below its body radius (it touches rock: a wall or the seabed) or it is more than
+  ``max_lag`` behind the target. A bird left behind within ``avoid_range`` of rock was held back
+  by the rock (the avoidance pressed it against a wall the target went through): it counts as
+  lost on rock, not behind. The game is over when no bird is left: the target then stops;
 - score: points earned as the target flies, ``POINTS_PER_UNIT`` per unit of distance with the
   whole flock alive, in proportion to the share of the starting flock still alive
   (score = floor(sum over steps of POINTS_PER_UNIT x step distance x alive / start count)): it

@@ -536,12 +536,13 @@ class Overlap(Strict):
 
 class Game(Strict):
     """Flappy Boids (docs/viewer.md, "Flappy Boids"): the flock follows a target flying along +x
-    through walls of rock with gaps (src/flocksim/game/).
+    through walls of rock with gaps over a rocky seabed (src/flocksim/game/).
 
     Wall k stands at x = first_wall + k wall_spacing across the whole box (y, z); its gap is a
     round hole of radius gap_radius - gap_shrink x (x / 1000), at least gap_min_radius. The rock
-    is a 3D field (slab minus hole plus smooth noise of noise_amplitude) that is meshed by
-    marching cubes for the viewer and sampled for obstacle avoidance and collisions. The target
+    is a 3D field (slab minus hole, and the seabed at floor_height rolling by noise_amplitude, plus
+    smooth noise of noise_amplitude) that is meshed by marching cubes for the viewer and sampled
+    for obstacle avoidance and collisions; each gap lies above the seabed's top. The target
     moves at speed + speed_gain x (x / 1000), at most speed_max; a bird is lost when it touches
     rock or falls more than max_lag behind the target; the game is over when none is left.
     """
@@ -564,6 +565,9 @@ class Game(Strict):
     gap_shrink: float = quantity(1.0, "units", "Gap radius lost per 1000 units flown", ge=0.0, le=1e4)
     noise_amplitude: float = quantity(2.0, "units", "Amplitude of the rock's smooth noise", ge=0.0, le=1e4)
     noise_scale: float = quantity(8.0, "units", "Feature size of the rock's noise", gt=0.0, le=1e4)
+    floor_height: float = quantity(
+        4.0, "units", "Mean height of the rocky seabed above the box's bottom (y = 0)", ge=0.0, le=1e4
+    )
     cell_size: float = quantity(3.0, "units", "Voxel size of the marching-cubes grid", gt=0.0, le=1e4)
     avoid_cell: float = quantity(3.0, "units", "Spacing of the rock's avoidance spheres", gt=0.0, le=1e4)
     avoid_range: float = quantity(6.0, "units", "Steering range of the rock (rules.avoid)", gt=0.0, le=1e4)
