@@ -4,10 +4,12 @@ pyabc (Klinger et al. 2018, Bioinformatics 34:3591) runs approximate Bayesian co
 sequential Monte Carlo: generations of ``population`` particles, each a parameter vector whose
 simulated statistics fell within the generation's tolerance of the observed ones, the tolerance
 being the median distance of the previous generation. Distances are Euclidean over the statistics,
-each scaled by its median absolute deviation in the current generation (pyabc's
-``AdaptivePNormDistance``), so statistics of different units weigh alike. Every simulation is one
-Dask task (:class:`SeededDaskSampler`, pyabc's ``DaskDistributedSampler`` with seeded jobs); a
-task whose worker dies is run again by Dask on another worker, and its result is delivered once.
+each scaled by its median absolute deviation in the current generation, so statistics of different
+units are comparable, and by default weighted by how much each tells about the parameters (pyabc's
+``InfoWeightedPNormDistance``; ``AdaptivePNormDistance`` for ``distance="mad"``:
+:func:`make_distance`). Every simulation is one Dask task (:class:`SeededDaskSampler`, pyabc's
+``DaskDistributedSampler`` with seeded jobs); a task whose worker dies is run again by Dask on
+another worker, and its result is delivered once.
 
 Reproducibility: pyabc draws each particle's parameters on the worker from NumPy's global random
 state, which its own sampler reseeds from the operating system in every job. The sampler here
@@ -212,13 +214,13 @@ def make_distance(name: str) -> Any:
     ``"mad"``: Euclidean over the statistics, each scaled by its median absolute deviation (MAD) in
     the current generation (``AdaptivePNormDistance``): every statistic weighs alike.
     ``"informative"``: the same, times an information weight per statistic
-    (``InfoWeightedPNormDistance``, Schälte and Hasenauer 2023, Bioinformatics 39:btad085): a linear
-    regression of the parameters on the MAD-scaled statistics of every run of the generation
-    (accepted and rejected; the prior's calibration sample first), and each statistic's weight the
-    absolute sensitivity of the predicted parameters to it at the observed statistics (normalised
-    per parameter), refitted every generation (:data:`INFO_FIT_GENERATIONS`). A statistic that does
-    not move with the parameters gets a small weight, one that does a large one. Deterministic: the
-    regression has no random state.
+    (``InfoWeightedPNormDistance``; the regression of Fearnhead and Prangle 2012, J. R. Stat. Soc.
+    B 74:419, used to weight the distance): a linear regression of the parameters on the MAD-scaled
+    statistics of every run of the generation (accepted and rejected; the prior's calibration
+    sample first), and each statistic's weight the absolute sensitivity of the predicted parameters
+    to it at the observed statistics (normalised per parameter), refitted every generation
+    (:data:`INFO_FIT_GENERATIONS`). A statistic that does not move with the parameters gets a small
+    weight, one that does a large one. Deterministic: the regression has no random state.
     """
     import pyabc
 
