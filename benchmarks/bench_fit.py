@@ -29,6 +29,7 @@ Usage: python benchmarks/bench_fit.py recovery [--n 400] [--frames 60] [--simula
        python benchmarks/bench_fit.py starlings [--n 100] [--simulations 200] [--statistic NAME ...]
        python benchmarks/bench_fit.py sensitivity [--n 100] [--datasets 4]
        python benchmarks/bench_fit.py libraries [--datasets 3] [--n 64] [--simulations 100]
+Every mode takes ``--distance informative|mad`` (flocksim fit's ``--distance``; default informative).
 Prints one JSON object.
 """
 
@@ -67,9 +68,10 @@ def dataset(folder: Path, name: str, n: int, frames: int, eta: float, seed: int)
     return path, params
 
 
-def fit_pyabc(client, path: Path, params: dict, simulations: int, seed: int) -> dict:
+def fit_pyabc(client, path: Path, params: dict, simulations: int, seed: int, distance: str) -> dict:
     started = time.perf_counter()
-    result = fit(path, params, {"vicsek.eta": PRIOR}, simulations=simulations, client=client, seed=seed)
+    result = fit(path, params, {"vicsek.eta": PRIOR}, simulations=simulations, client=client, seed=seed,
+                 distance=distance)  # fmt: skip
     eta = result.parameters["vicsek.eta"]
     return {"median": eta["median"], "ci95": eta["ci95"], "simulations": result.simulations,
             "wall_s": time.perf_counter() - started}  # fmt: skip
@@ -149,10 +151,12 @@ def fit_couzin(args, n: int, frames: int, sims: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = couzin_tracks(Path(tmp) / "couzin.csv", args.delta_r_o, n, frames, args.seed)
         started = time.perf_counter()
-        result = fit(path, "couzin", {"couzin.delta_r_o": (0.0, 8.0)}, simulations=sims, workers=args.workers)
+        result = fit(path, "couzin", {"couzin.delta_r_o": (0.0, 8.0)}, simulations=sims, workers=args.workers,
+                     distance=args.distance)  # fmt: skip
     summary = result.parameters["couzin.delta_r_o"]
     lo, hi = summary["ci95"]
-    return {"benchmark": "fit couzin", "flocksim": __version__, "truth": args.delta_r_o, "birds": n, "frames": frames,
+    return {"benchmark": "fit couzin", "flocksim": __version__, "distance": args.distance, "truth": args.delta_r_o,
+            "birds": n, "frames": frames,
             "parameters": result.parameters, "covered": lo <= args.delta_r_o <= hi, "width": hi - lo,
             "simulations": result.simulations, "wall_s": time.perf_counter() - started}  # fmt: skip
 
@@ -184,9 +188,10 @@ def fit_starlings(args, n: int, sims: int) -> dict:
                     writer.writerow([f, i, *(f"{v:.9g}" for v in p), f"{f * 0.1:.6g}"])
         started = time.perf_counter()
         result = fit(path, params, {"rules.alignment.weight": (0.0, 3.0)}, simulations=sims, workers=args.workers,
-                     statistics=args.statistic)  # fmt: skip
+                     statistics=args.statistic, distance=args.distance)  # fmt: skip
     lo, hi = result.parameters["rules.alignment.weight"]["ci95"]
-    return {"benchmark": "fit starlings", "flocksim": __version__, "truth": 1.0, "birds": n, "frames": frames,
+    return {"benchmark": "fit starlings", "flocksim": __version__, "distance": args.distance, "truth": 1.0,
+            "birds": n, "frames": frames,
             "statistics": result.statistics["observed"], "seed": result.provenance["seed"],
             "parameters": result.parameters, "covered": lo <= 1.0 <= hi, "width": hi - lo,
             "simulations": result.simulations, "wall_s": time.perf_counter() - started}  # fmt: skip
@@ -236,6 +241,9 @@ def main() -> None:
     parser.add_argument(
         "--statistic", action="append", default=None, help="starlings: a summary statistic to compare (repeatable)"
     )
+    parser.add_argument(
+        "--distance", choices=["informative", "mad"], default="informative", help="the fit's distance (flocksim fit's)"
+    )
     args = parser.parse_args()
     recovery = args.mode == "recovery"
     if args.mode == "couzin":
@@ -258,7 +266,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, dask_client(None, args.workers, 1) as client:
         for i, truth in enumerate(truths):
             path, params = dataset(Path(tmp), f"d{i}", n, frames, truth, args.seed + i)
-            row = {"truth": truth, "pyabc": fit_pyabc(client, path, params, sims, args.seed + i)}
+            row = {"truth": truth, "pyabc": fit_pyabc(client, path, params, sims, args.seed + i, args.distance)}
             if args.mode == "libraries":
                 row["elfi"] = fit_elfi(path, params, sims, args.seed + i)
             for lib in ("pyabc", "elfi"):
@@ -281,7 +289,8 @@ def main() -> None:
                 "mean_wall_s": float(np.mean([g["wall_s"] for g in got])),
             }
     print(json.dumps({
-        "benchmark": f"fit {args.mode}", "flocksim": __version__, "machine": platform.machine(),
+        "benchmark": f"fit {args.mode}", "flocksim": __version__, "distance": args.distance,
+        "machine": platform.machine(),
         "cpus": os.cpu_count(), "workers": args.workers, "birds": n, "frames": frames, "simulations": sims,
         "datasets": count, "summary": summary, "rows": rows, "wall_s": time.perf_counter() - started,
     }, indent=1))  # fmt: skip

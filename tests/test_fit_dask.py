@@ -80,6 +80,7 @@ def test_fit_recovers_vicsek_eta_from_independent_tracks(cluster, tracks, tmp_pa
         doc["distances"]["epsilon_per_generation"]
     )
     assert len(doc["distances"]["final"]) == doc["provenance"]["population"] == len(doc["posterior"]["weights"])
+    assert doc["distances"]["distance"] == "informative" and "weighted by its information" in doc["distances"]["metric"]
     assert set(doc["statistics"]["observed"]) == {
         "polarization", "polarization_sd", "speed_mean", "speed_fluctuation", "nnd_mean", "misalignment",
         "correlation_length",

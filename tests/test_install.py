@@ -31,7 +31,7 @@ OPTIONAL = {
     "video": ("av", "matplotlib"),
     "field": ("xarray", "netCDF4", "pandas"),
     "notebook": ("anywidget", "traitlets"),
-    "fit": ("pyabc", "dask", "distributed", "xarray", "netCDF4", "pandas"),
+    "fit": ("pyabc", "dask", "distributed", "xarray", "netCDF4", "pandas", "sklearn"),
 }
 """Each extra's modules, written out here so that a change to flocksim._extras.EXTRAS is a deliberate one."""
 EVERY_OPTIONAL = sorted({m for modules in OPTIONAL.values() for m in modules})

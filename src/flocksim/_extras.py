@@ -10,7 +10,8 @@ their packages with version ranges; ``[all]`` is every one of them)::
     field     xarray, netCDF4, pandas      flocksim analyze, export, flocksim.io.open_run / open_tracks
     notebook  anywidget, traitlets         flocksim.widget, flocksim.notebook
     fit       pyabc, dask, distributed,    flocksim fit, flocksim.fit (with the field extra's
-              xarray, pandas               packages: it reads tracks as analyze does)
+              xarray, pandas, scikit-learn packages: it reads tracks as analyze does; scikit-learn
+                                           for the informative distance's regression)
 
 Code that needs one calls :func:`require` before importing it (every such import is inside the
 function that needs it): a missing package raises :class:`MissingExtraError`, one line naming the extra
@@ -27,7 +28,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "video": ("av", "matplotlib"),
     "field": ("xarray", "netCDF4", "pandas"),
     "notebook": ("anywidget", "traitlets"),
-    "fit": ("pyabc", "dask", "distributed", "xarray", "netCDF4", "pandas"),
+    "fit": ("pyabc", "dask", "distributed", "xarray", "netCDF4", "pandas", "sklearn"),
 }
 """Each extra's top-level modules (their packages and version ranges are in pyproject.toml)."""
 

@@ -63,6 +63,13 @@ def fit(
             "aspect, axis_cos.",
         ),
     ] = None,
+    distance: Annotated[
+        str,
+        typer.Option(
+            help="informative: weigh each statistic by how much it tells about the parameters (regression); "
+            "mad: every statistic alike, scaled by its median absolute deviation.",
+        ),
+    ] = "informative",
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Also draw the posteriors into this .png/.svg/.pdf.")
     ] = None,
@@ -114,6 +121,7 @@ def fit(
             velocity=velocity,
             burn_in=burn_in,
             statistics=statistics,
+            distance=distance,
             console=None if no_bar(False, err) else err,
         )
         result.write(output)

@@ -94,6 +94,7 @@ def fit(
     velocity: str | None = None,
     burn_in: float | None = None,
     statistics: Sequence[str] | None = None,
+    distance: str = "informative",
     console: Any = None,
 ) -> FitResult:
     """Fit the ``priors``' parameters of ``params`` to ``tracks``.
@@ -107,7 +108,10 @@ def fit(
     [1/s] of tracks without times; ``velocity``: the tracks' velocity estimator; ``burn_in``: model
     time [s] run before the first frame (default: :data:`BURN_IN_DURATIONS` times the tracks'
     duration, at least :data:`BURN_IN_MIN_STEPS` steps). ``statistics``: summary keys to compare (default:
-    :func:`flocksim.inference.statistics.default_statistics`). Bad input raises :class:`FitError` or
+    :func:`flocksim.inference.statistics.default_statistics`). ``distance``: ``"informative"`` (each
+    statistic weighted by how much it tells about the parameters, from a regression of the
+    parameters on the statistics) or ``"mad"`` (every statistic alike, scaled by its median absolute
+    deviation): :func:`flocksim.inference.smc.make_distance`. Bad input raises :class:`FitError` or
     :class:`flocksim.io.tracks.TracksError` before any simulation runs.
     """
     from flocksim._extras import require
@@ -118,7 +122,7 @@ def fit(
     from flocksim import __version__
     from flocksim.config import to_dict
     from flocksim.inference.result import finite, summarize_posterior
-    from flocksim.inference.smc import SimulationModel, population_size, run_abc
+    from flocksim.inference.smc import DISTANCE_METRICS, DISTANCES, SimulationModel, population_size, run_abc
     from flocksim.inference.statistics import RunPlan, check_tracks, statistics_of, steps_per_frame
     from flocksim.io.tracks import open_tracks
     from flocksim.sweep.runner import dask_client
@@ -131,6 +135,8 @@ def fit(
         raise FitError(f"population: {population!r}; allowed: a whole number from 5 to the simulations")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise FitError(f"--seed: {seed!r}; allowed: a whole number >= 0")
+    if distance not in DISTANCES:
+        raise FitError(f"--distance: {distance!r}; allowed: {', '.join(DISTANCES)}")
     bounds = params.world.bounds
     if statistics is None:
         statistics = default_statistics(bounds.kind == "periodic")
@@ -179,10 +185,10 @@ def fit(
         raise FitError(f"{path}: none of the statistics {', '.join(statistics)} is defined for these tracks")
     model = SimulationModel(plan, tuple(p.key for p in priors), seed, observed)
     if client is not None:
-        posterior = run_abc(model, priors, observed, simulations, client, population)
+        posterior = run_abc(model, priors, observed, simulations, client, population, distance)
     else:
         with dask_client(scheduler, workers, 1, console) as own:
-            posterior = run_abc(model, priors, observed, simulations, own, population)
+            posterior = run_abc(model, priors, observed, simulations, own, population, distance)
     import pyabc
 
     return FitResult(
@@ -194,7 +200,8 @@ def fit(
             "computed_by": "flocksim.metrics.series.analyze (as flocksim analyze)",
         },
         distances={
-            "metric": "Euclidean over the statistics, each scaled by its median absolute deviation",
+            "distance": distance,
+            "metric": DISTANCE_METRICS[distance],
             "epsilon_per_generation": posterior.epsilons,
             "acceptance_per_generation": posterior.acceptance,
             "final": [finite(float(d)) for d in posterior.distances],

@@ -4,10 +4,12 @@ pyabc (Klinger et al. 2018, Bioinformatics 34:3591) runs approximate Bayesian co
 sequential Monte Carlo: generations of ``population`` particles, each a parameter vector whose
 simulated statistics fell within the generation's tolerance of the observed ones, the tolerance
 being the median distance of the previous generation. Distances are Euclidean over the statistics,
-each scaled by its median absolute deviation in the current generation (pyabc's
-``AdaptivePNormDistance``), so statistics of different units weigh alike. Every simulation is one
-Dask task (:class:`SeededDaskSampler`, pyabc's ``DaskDistributedSampler`` with seeded jobs); a
-task whose worker dies is run again by Dask on another worker, and its result is delivered once.
+each scaled by its median absolute deviation in the current generation, so statistics of different
+units are comparable, and by default weighted by how much each tells about the parameters (pyabc's
+``InfoWeightedPNormDistance``; ``AdaptivePNormDistance`` for ``distance="mad"``:
+:func:`make_distance`). Every simulation is one Dask task (:class:`SeededDaskSampler`, pyabc's
+``DaskDistributedSampler`` with seeded jobs); a task whose worker dies is run again by Dask on
+another worker, and its result is delivered once.
 
 Reproducibility: pyabc draws each particle's parameters on the worker from NumPy's global random
 state, which its own sampler reseeds from the operating system in every job. The sampler here
@@ -189,6 +191,54 @@ def population_size(simulations: int) -> int:
     return max(10, simulations // 8)
 
 
+INFO_FIT_GENERATIONS: Any = np.inf
+"""Generations whose runs the informative distance's regression is fitted to (pyabc ``EventIxs``
+``ts``): every one. Fitted once, to the prior's calibration sample only, it gave the starlings'
+alignment weight [0.60, 2.84] (benchmarks/bench_fit.py starlings --seed 4), no narrower than the
+MAD-scaled distance's [0.78, 2.87]; refitted every generation, [0.60, 1.55]."""
+
+DISTANCES = ("informative", "mad")
+"""The distances a fit can use (:func:`make_distance`); the first is the default."""
+
+DISTANCE_METRICS = {
+    "informative": "Euclidean over the statistics, each scaled by its median absolute deviation and weighted by "
+    "its information about the parameters (pyabc InfoWeightedPNormDistance, LinearPredictor)",
+    "mad": "Euclidean over the statistics, each scaled by its median absolute deviation",
+}
+"""What each of :data:`DISTANCES` is, in words (fit.json's ``distances.metric``)."""
+
+
+def make_distance(name: str) -> Any:
+    """pyabc's distance for ``name`` (one of :data:`DISTANCES`).
+
+    ``"mad"``: Euclidean over the statistics, each scaled by its median absolute deviation (MAD) in
+    the current generation (``AdaptivePNormDistance``): every statistic weighs alike.
+    ``"informative"``: the same, times an information weight per statistic
+    (``InfoWeightedPNormDistance``; the regression of Fearnhead and Prangle 2012, J. R. Stat. Soc.
+    B 74:419, used to weight the distance): a linear regression of the parameters on the MAD-scaled
+    statistics of every run of the generation (accepted and rejected; the prior's calibration
+    sample first), and each statistic's weight the absolute sensitivity of the predicted parameters
+    to it at the observed statistics (normalised per parameter), refitted every generation
+    (:data:`INFO_FIT_GENERATIONS`). A statistic that does not move with the parameters gets a small
+    weight, one that does a large one. Deterministic: the regression has no random state.
+    """
+    import pyabc
+
+    if name == "mad":
+        return pyabc.AdaptivePNormDistance(p=2, scale_function=pyabc.distance.mad)
+    if name == "informative":
+        from pyabc.predictor import LinearPredictor
+
+        return pyabc.distance.InfoWeightedPNormDistance(
+            predictor=LinearPredictor(),
+            p=2,
+            scale_function=pyabc.distance.mad,
+            fit_info_ixs=INFO_FIT_GENERATIONS,
+            feature_normalization="mad",
+        )
+    raise ValueError(f"distance: {name!r}; allowed: {', '.join(DISTANCES)}")
+
+
 def run_abc(
     model: SimulationModel,
     priors: list[Prior],
@@ -196,19 +246,23 @@ def run_abc(
     simulations: int,
     client: Any,
     population: int | None = None,
+    distance: str = DISTANCES[0],
 ) -> Posterior:
     """ABC-SMC until about ``simulations`` runs are spent (pyabc stops after the generation that
-    crosses the budget), on the Dask ``client``."""
+    crosses the budget), on the Dask ``client``, with the distance :func:`make_distance` ``(distance)``."""
     import pyabc
 
     logging.getLogger("ABC").setLevel(logging.WARNING)
-    for name in ("ABC.Sampler", "ABC.History", "ABC.Distance", "ABC.Epsilon", "ABC.Adaptation"):
+    for name in ("ABC.Sampler", "ABC.History", "ABC.Distance", "ABC.Epsilon", "ABC.Adaptation", "ABC.Predictor"):
         logging.getLogger(name).setLevel(logging.WARNING)
     prior = pyabc.Distribution(**{f"p{i}": pyabc.RV("uniform", p.low, p.high - p.low) for i, p in enumerate(priors)})
-    distance = pyabc.AdaptivePNormDistance(p=2, scale_function=pyabc.distance.mad)
     sampler = _seeded_sampler_class()(client, model.seed)
     abc = pyabc.ABCSMC(
-        model, prior, distance, population_size=population or population_size(simulations), sampler=sampler
+        model,
+        prior,
+        make_distance(distance),
+        population_size=population or population_size(simulations),
+        sampler=sampler,
     )
     with tempfile.TemporaryDirectory(prefix="flocksim-fit-") as tmp:
         abc.new(f"sqlite:///{Path(tmp) / 'abc.db'}", observed)
