@@ -331,3 +331,58 @@ def test_a_crash_between_an_attribute_write_and_its_commit_leaves_a_readable_sto
     reopened = TrajectoryStore.open(path)  # the root still lists every array (consolidated metadata)
     assert reopened.attrs["steps_requested"] == 80 and reopened.n_frames == 31
     assert reopened.verify()["checkpoints"] == 2
+
+
+class _InterruptedAfterTaking(list):
+    """A frame buffer whose ``append`` takes the frame, then is interrupted (a kernel's
+    KeyboardInterrupt at that instant)."""
+
+    def append(self, frame) -> None:
+        super().append(frame)
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("frames_before", [2, 3])
+def test_an_interrupt_between_taking_a_frame_and_noting_it_leaves_a_store_that_verifies(
+    runner, tmp_path, frames_before
+):
+    """Interrupted right after a frame is taken, then closed (what a kernel's shutdown does): the
+    store holds that step once, and passes ``info --check``. With 3 frames taken before, the
+    interrupted frame completes a time chunk (chunk_frames=4)."""
+    path = tmp_path / "run.zarr"
+    params = apply_overrides(flocksim.load_preset("boids-2d"), ["agents.n=20"])
+    recorder = Recorder(path, every=1, chunk_frames=4, checkpoint_every=1000)
+    sim = flocksim.Simulation(params, seed=1, recorder=recorder)
+    sim.step(frames_before - 1)  # frames 0 to frames_before - 1, frame 0 the start
+    recorder._buffer = _InterruptedAfterTaking(recorder._buffer)
+    with pytest.raises(KeyboardInterrupt):
+        sim.step(1)
+    recorder._buffer = list(recorder._buffer)
+    recorder.close(sim)
+    result = runner.invoke(app, ["info", "--check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert open_run(path)["step"].values.tolist() == list(range(frames_before + 1))
+
+
+def test_an_interrupt_right_after_a_chunk_is_written_leaves_a_store_that_verifies(runner, tmp_path, monkeypatch):
+    """Interrupted just after a time chunk's frames are appended to the store, then closed: the
+    chunk's frames are not written a second time."""
+    path = tmp_path / "run.zarr"
+    params = apply_overrides(flocksim.load_preset("boids-2d"), ["agents.n=20"])
+    recorder = Recorder(path, every=1, chunk_frames=4, checkpoint_every=1000)
+    sim = flocksim.Simulation(params, seed=1, recorder=recorder)
+    sim.step(2)  # frames 0 to 2 taken
+    append = recorder.store.append
+
+    def append_then_interrupt(data) -> None:
+        append(data)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(recorder.store, "append", append_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        sim.step(1)  # frame 3 completes the chunk
+    monkeypatch.setattr(recorder.store, "append", append)
+    recorder.close(sim)
+    result = runner.invoke(app, ["info", "--check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert open_run(path)["step"].values.tolist() == [0, 1, 2, 3]

@@ -299,10 +299,16 @@ class Recorder:
         if sim is not None and self.store is not None:
             if not self._begun:
                 self._begin(sim)
-            if self._last_frame_step != sim.steps:
+            if self._last_recorded_step() != sim.steps:
                 self.record(sim)
             self.checkpoint(sim)
         self._closed = True
+
+    def _last_recorded_step(self) -> int:
+        """The step of the newest frame taken (buffered or committed), -1 before the first: read
+        from the frames themselves, so an interrupt (a kernel's KeyboardInterrupt) between taking
+        a frame and noting its step cannot make :meth:`close` take the same step twice."""
+        return int(self._buffer[-1]["step"]) if self._buffer else self._last_frame_step
 
     def abort(self) -> None:
         """Flush the frames already taken (each a consistent copy) without a checkpoint: for an
@@ -402,9 +408,12 @@ class Recorder:
                 data[name] = np.stack(rows)
             else:  # a metric that appeared or vanished mid-buffer
                 data[name] = np.array([np.nan if r is None else r for r in rows], dtype=arr.dtype)
-        self.store.append(data)
-        self._committed += len(self._buffer)
-        self._buffer.clear()
+        taken, self._buffer = self._buffer, []  # before writing: interrupted, no frame is written twice
+        self._last_frame_step = int(taken[-1]["step"])
+        try:
+            self.store.append(data)
+        finally:  # the store's own count, also when interrupted right after it wrote
+            self._committed = self.store.n_frames
 
     # --- checkpoints ------------------------------------------------------------------------------------
 
