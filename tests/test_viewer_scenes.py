@@ -355,9 +355,10 @@ def flock_shade(rgb: np.ndarray, block: int = 8) -> np.ndarray:
 
 def test_a_large_murmuration_shows_its_density(open_page):
     """At 100 000 birds the flock was a uniform cloud of specks: 20 000 starlings (fewer, so that
-    SwiftShader keeps up) are shaded by how many birds lie along each line of sight and hazed
-    with depth, so the flock's shade varies across it: the darkest tenth of the flock's blocks
-    is much darker than the lightest tenth, and its darkest parts are dark."""
+    SwiftShader keeps up) are shaded by their local density (dense regions opaque and filled in,
+    thin regions and edges faint and pale) and hazed with depth, so the flock's shade varies
+    across it: the darkest tenth of the flock's 8 x 8 blocks is much darker than the lightest
+    tenth and than the median block. The page before measured p10 5.2, p50 14.3, p90 33.5."""
     page = open_page(query("starlings-3d", "agents.n=20000"))
     wait(page, "flocksim.frame.time > 1", FIRST_FRAME_TIMEOUT_MS)
     settle(page, 4)
@@ -366,5 +367,5 @@ def test_a_large_murmuration_shows_its_density(open_page):
     assert len(shade) > 200, len(shade)  # the flock is in the picture
     p10, p50, p90 = np.percentile(shade, [10, 50, 90])
     print(f"flock blocks {len(shade)}, darkness p10 {p10:.1f} p50 {p50:.1f} p90 {p90:.1f}")
-    assert p90 - p10 > 40, (p10, p50, p90)
-    assert p90 > 2 * p50, (p10, p50, p90)
+    assert p90 - p10 > 33, (p10, p50, p90)
+    assert p90 > 2.8 * p50, (p10, p50, p90)

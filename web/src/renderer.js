@@ -90,7 +90,7 @@ const SMALL_FLOCK_PIXELS = 9;
  * @returns {number} 0.15..1
  */
 export function flockOpacity(n) {
-  return n <= OPAQUE_MAX_N ? 1 : Math.max(0.15, 0.5 * (OPAQUE_MAX_N / n) ** (1 / 3));
+  return n <= OPAQUE_MAX_N ? 1 : Math.max(0.2, 0.7 * (OPAQUE_MAX_N / n) ** (1 / 3));
 }
 
 /** Smallest drawn length of a bird in a translucent flock (over OPAQUE_MAX_N) [CSS px]: birds
@@ -355,7 +355,8 @@ export class ViewRenderer {
       density = relativeDensity(frame.positions, frame.nAgents, frame.bboxMin, frame.bboxMax, this.density);
     }
     this.agents.update(frame, 0, frame.nAgents, size, density);
-    this.agents.material.uniforms.uMinPixels.value = frame.dim === 3 ? flockMinPixels(frame.nAgents) : agentMinPixels(frame.nAgents);
+    const minPixels = frame.dim === 3 ? flockMinPixels(frame.nAgents) : agentMinPixels(frame.nAgents);
+    this.agents.material.uniforms.uMinPixels.value = minPixels;
     this.agents.setOpacity(frame.dim === 3 ? flockOpacity(frame.nAgents) : 1);
     const [p0, p1] = extraRange(frame, FLAG_PREDATOR);
     this.predators.update(frame, p0, p1, size);

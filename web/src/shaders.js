@@ -149,12 +149,14 @@ void main() {
     float haze = clamp((depth - uFogNear) / max(uFogFar - uFogNear, 1e-6), 0.0, 1.0);
     float fog = haze * uFogMax * (1.0 - 0.75 * vHighlight);
     vAlpha = uOpacity;
-    if (uDensity > 0.5) {
-      // density shading: a bird in a dense sheet is more opaque (overlaps build up to black), one
-      // in a thin region or at an edge fainter and paler; far birds fade further into the sky
+    if (uDensity > 0.5 && vHighlight < 0.5) {
+      // density shading: a bird in a dense sheet is more opaque and drawn larger (at a distance
+      // the eye no longer separates its neighbours: the sheet fills in dark), one in a thin
+      // region or at an edge fainter and paler; far birds fade further into the sky
       float rho = clamp(iDensity, 0.1, 4.0);
-      vAlpha = clamp(uOpacity * pow(rho, 0.75), 0.04, 1.0);
-      fog = min(fog + 0.45 * clamp(1.0 - rho, 0.0, 1.0), 0.9);
+      vAlpha = clamp(uOpacity * rho * sqrt(rho), 0.04, 1.0);
+      size *= clamp(pow(rho, 0.75), 0.6, 2.2);
+      fog = min(fog + 0.5 * clamp(1.0 - rho, 0.0, 1.0), 0.9);
     }
     colour = mix(colour, uHazeColor, fog);
   } else {
