@@ -11,6 +11,9 @@
  * @module density
  */
 
+/** Grid counts and each entry's cell, reused from frame to frame (no allocation per frame). */
+const scratch = { counts: new Uint32Array(0), index: new Uint32Array(0) };
+
 /** Cells along the flock's bounding box's longest side (cells are cubes). */
 export const DENSITY_CELLS = 40;
 
@@ -35,8 +38,12 @@ export function relativeDensity(positions, n, bboxMin, bboxMax, out, cells = DEN
   // grid coordinate per unit of the stored value
   const scale = ext.map((e, k) => (quantized ? e / 65535 : 1) / cell);
   const offset = quantized ? [0, 0, 0] : bboxMin.map((m) => -m / cell);
-  const counts = new Uint32Array(dims[0] * dims[1] * dims[2]);
-  const index = new Uint32Array(n);
+  const cellCount = dims[0] * dims[1] * dims[2];
+  if (scratch.counts.length < cellCount) scratch.counts = new Uint32Array(cellCount);
+  if (scratch.index.length < n) scratch.index = new Uint32Array(n);
+  const counts = scratch.counts;
+  const index = scratch.index;
+  counts.fill(0, 0, cellCount);
   const [sx, sy, sz] = scale;
   const [ox, oy, oz] = offset;
   const [nx, ny, nz] = dims;
@@ -51,7 +58,7 @@ export function relativeDensity(positions, n, bboxMin, bboxMax, out, cells = DEN
   // the mean count a bird sees in its own cell (sum of counts squared over n): a flock of uniform
   // density reads 1 everywhere but at its edges, whatever its shape
   let seen = 0;
-  for (let c = 0; c < counts.length; c++) seen += counts[c] * counts[c];
+  for (let c = 0; c < cellCount; c++) seen += counts[c] * counts[c];
   const mean = Math.max(seen / n, 1);
   for (let i = 0; i < n; i++) out[i] = counts[index[i]] / mean;
   return out;
