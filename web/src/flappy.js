@@ -30,6 +30,19 @@ export const STEER_KEYS = {
 /** Chase camera: offset from the target and the point it looks at, ahead of the target [world units]. */
 const CAMERA_BEHIND = [-32, 9, 0];
 const CAMERA_AHEAD = [24, 0, 0];
+/**
+ * Rock nearer the chase camera than the target's view depth less this [world units] is cut away
+ * (rocks.js): the camera sits 9 units above the target, as far as the narrowest gap's radius, so it
+ * is often inside the wall the target flies through, and the player saw only rock.
+ */
+const CUT_BEFORE_TARGET = 6;
+/** View depth [world units] of the target seen from the chase camera (it looks from CAMERA_BEHIND at CAMERA_AHEAD). */
+export function chaseDepth() {
+  const look = CAMERA_AHEAD.map((a, i) => a - CAMERA_BEHIND[i]);
+  const norm = Math.hypot(...look);
+  return -CAMERA_BEHIND.reduce((sum, b, i) => sum + b * look[i], 0) / norm;
+}
+
 /** Rock is drawn this many walls ahead of the target, the farthest wall fading in from the haze. */
 const VIEW_WALLS = 2;
 /** Wall spacing [world units] until the game's parameters arrive. */
@@ -240,6 +253,7 @@ export class FlappyPage {
     cam.position.set(x + CAMERA_BEHIND[0], y + CAMERA_BEHIND[1], z + CAMERA_BEHIND[2]);
     this.view.controls?.target.set(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
     cam.lookAt(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
+    this.rocks.cutNearerThan(chaseDepth() - CUT_BEFORE_TARGET);
     const range = -CAMERA_BEHIND[0] + VIEW_WALLS * this.wallSpacing;
     this.rocks.view(cam.position.x, range, this.wallSpacing);
     // the depth range follows the course around the target, not the whole (very long) box

@@ -112,7 +112,7 @@ export class RockLayer {
     // cover much of the view (docs/benchmarks.md, "Flappy Boids"); front faces only (marching
     // cubes winds the triangles counter-clockwise seen from outside the rock), half the pixels
     // of two-sided walls
-    this.fog = { uRockFogNear: { value: 1e9 }, uRockFogFar: { value: 2e9 } };
+    this.fog = { uRockFogNear: { value: 1e9 }, uRockFogFar: { value: 2e9 }, uRockCut: { value: 0 } };
     this.material = new THREE.ShaderMaterial({
       vertexShader: ROCK_VERTEX,
       fragmentShader: ROCK_FRAGMENT,
@@ -151,6 +151,17 @@ export class RockLayer {
       const box = mesh.geometry.boundingBox;
       mesh.visible = chunkInView(box.min.x, box.max.x, cameraX, range);
     }
+  }
+
+  /**
+   * Cut away the rock nearer the camera than ``depth`` (view depth [world units]; 0: none), so
+   * that what lies at that depth and beyond (the target, the school) is never hidden behind a
+   * wall the camera is inside of.
+   *
+   * @param {number} depth
+   */
+  cutNearerThan(depth) {
+    this.fog.uRockCut.value = Math.max(0, depth);
   }
 
   /** Meshes drawn (in view). */

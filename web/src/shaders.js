@@ -217,29 +217,51 @@ void main() {
 }
 `;
 
+/** Width [world units of view depth] of the dithered edge of the rock's cut-away (ROCK_FRAGMENT). */
+export const ROCK_CUT_SOFT = 3;
+
 /**
  * Flappy Boids' rock: lit colours baked per vertex (`aColour`, rocks.js) fading toward the sky's
  * colour behind each vertex from view depth `uRockFogNear` to `uRockFogFar` [world units], where
  * the page stops drawing the rock: far walls come out of the haze instead of popping in. Per
- * vertex, so the fragment shader only fills.
+ * vertex, so the fragment shader only fills. `vDepth` is the view depth [world units] for the
+ * cut-away of ROCK_FRAGMENT.
  */
 export const ROCK_VERTEX = /* glsl */ `
 attribute vec3 aColour;
 uniform float uRockFogNear;
 uniform float uRockFogFar;
 varying vec3 vColour;
+varying float vDepth;
 ${SKY_GLSL}
 void main() {
   vec4 world = modelMatrix * vec4(position, 1.0);
   vec4 view = viewMatrix * world;
   float haze = smoothstep(uRockFogNear, uRockFogFar, -view.z);
   vColour = mix(aColour, skyColour(world.xyz - cameraPosition), haze);
+  vDepth = -view.z;
   gl_Position = projectionMatrix * view;
 }
 `;
 
-/** Flappy Boids' rock: the colour of ROCK_VERTEX, filled. */
-export const ROCK_FRAGMENT = SKY_FRAGMENT;
+/**
+ * Flappy Boids' rock: the colour of ROCK_VERTEX, filled, with the rock nearer the camera than
+ * `uRockCut` [world units of view depth] cut away, so that the chase camera, which follows the
+ * target through gaps narrower than its offset, never looks at the inside of a wall instead of
+ * the school. The cut's edge is dithered over `ROCK_CUT_SOFT` units (a screen-door fade: opaque
+ * pixels only, no sorting).
+ */
+export const ROCK_FRAGMENT = /* glsl */ `
+uniform float uRockCut;
+varying vec3 vColour;
+varying float vDepth;
+void main() {
+  float dither = fract(52.9829189 * fract(dot(gl_FragCoord.xy, vec2(0.06711056, 0.00583715))));
+  if (vDepth < uRockCut - ${ROCK_CUT_SOFT.toFixed(1)} * dither) discard;
+  gl_FragColor = vec4(vColour, 1.0);
+  #include <colorspace_fragment>
+}
+`;
 
 /**
  * Trails: per agent a line strip through its positions at the last few samples (`iP0` newest

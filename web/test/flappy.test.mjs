@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { keySteering, pointerSteering } from "../src/flappy.js";
+import { chaseDepth, keySteering, pointerSteering } from "../src/flappy.js";
 import { SEA_ROCK_COLOR, chunkInView, isRockMessage, readRocks, rockColors } from "../src/rocks.js";
 import { SEA_LIGHT } from "../src/sea.js";
 
@@ -103,4 +103,10 @@ test("the best score is kept per browser: only a higher score replaces it; block
   assert.equal(readBest(blocked), 0);
   assert.equal(keepBest(blocked, 10), true);
   assert.equal(readBest(null), 0);
+});
+
+test("the chase camera sees the target at its view depth: 32 behind, 9 above, looking 24 ahead of it", () => {
+  // the view direction (56, -9, 0) / |.|, the target at (32, -9, 0) from the camera: (32*56 + 81) / 56.72
+  assert.ok(Math.abs(chaseDepth() - (32 * 56 + 81) / Math.hypot(56, 9)) < 1e-9);
+  assert.ok(chaseDepth() > 32 && chaseDepth() < 33.3);
 });
