@@ -310,7 +310,8 @@ def test_flappy_boids_the_chase_camera_sees_the_target_past_a_wall(open_page):
     """Played by hand: right after the target flew through a gap off its centre, the chase camera
     (32 units behind, 9 above) was still in front of that wall, and the whole view was its rock.
     Here a wall with an almost closed gap stands between the camera and a slow target: the target
-    must be drawn (the page cuts away rock nearer the camera than the target)."""
+    must be drawn (it is drawn over the rock in the game), and so must the next wall and the water
+    beyond it (the page cuts away rock nearer the camera than the target)."""
     wall, thickness = 60.0, 6.0  # far enough from the school that it is not lost on it at once
     sets = ["agents.n=60", "game.pilot=straight", "game.speed=0.5", "game.speed_max=0.5", "game.lead=52",
             "game.max_lag=200", f"game.first_wall={wall:g}", f"game.wall_thickness={thickness:g}",
@@ -327,6 +328,7 @@ def test_flappy_boids_the_chase_camera_sees_the_target_past_a_wall(open_page):
     rgb = canvas_pixels(page)
     save(page, "viewer-flappy-boids-past-a-wall.png")
     assert rock_share(rgb) > 0.3, rock_share(rgb)  # rock is drawn (the next wall, behind the target)
+    assert water_share(rgb) > 0.03, water_share(rgb)  # and the water beside it (before: 2e-5, all rock)
     assert target_pixels(rgb) > 300, target_pixels(rgb)  # about 1100 px drawn at this size
 
 

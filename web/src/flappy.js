@@ -43,6 +43,9 @@ export function chaseDepth() {
   return -CAMERA_BEHIND.reduce((sum, b, i) => sum + b * look[i], 0) / norm;
 }
 
+/** Render order of the target in a game: after the rock and the fish (it is drawn over them). */
+const TARGET_RENDER_ORDER = 10;
+
 /** Rock is drawn this many walls ahead of the target, the farthest wall fading in from the haze. */
 const VIEW_WALLS = 2;
 /** Wall spacing [world units] until the game's parameters arrive. */
@@ -200,6 +203,9 @@ export class FlappyPage {
       this.newBest = false;
     }
     this.canvas.style.touchAction = active ? "none" : "";
+    // the target is the player's cursor: drawn over the rock, last, so it is seen wherever it is
+    this.view.targets.material.depthTest = !active;
+    this.view.targets.mesh.renderOrder = active ? TARGET_RENDER_ORDER : 0;
     if (active) {
       this.view.setFollow(false, false);
       if (this.view.controls) this.view.controls.enabled = false;
