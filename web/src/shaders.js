@@ -217,9 +217,6 @@ void main() {
 }
 `;
 
-/** Width [world units of view depth] of the dithered edge of the rock's cut-away (ROCK_FRAGMENT). */
-export const ROCK_CUT_SOFT = 3;
-
 /**
  * Flappy Boids' rock: lit colours baked per vertex (`aColour`, rocks.js) fading toward the sky's
  * colour behind each vertex from view depth `uRockFogNear` to `uRockFogFar` [world units], where
@@ -248,16 +245,14 @@ void main() {
  * Flappy Boids' rock: the colour of ROCK_VERTEX, filled, with the rock nearer the camera than
  * `uRockCut` [world units of view depth] cut away, so that the chase camera, which follows the
  * target through gaps narrower than its offset, never looks at the inside of a wall instead of
- * the school. The cut's edge is dithered over `ROCK_CUT_SOFT` units (a screen-door fade: opaque
- * pixels only, no sorting).
+ * the school. A hard cut: a dithered edge showed as a dotted line where it crossed a gap's walls.
  */
 export const ROCK_FRAGMENT = /* glsl */ `
 uniform float uRockCut;
 varying vec3 vColour;
 varying float vDepth;
 void main() {
-  float dither = fract(52.9829189 * fract(dot(gl_FragCoord.xy, vec2(0.06711056, 0.00583715))));
-  if (vDepth < uRockCut - ${ROCK_CUT_SOFT.toFixed(1)} * dither) discard;
+  if (vDepth < uRockCut) discard;
   gl_FragColor = vec4(vColour, 1.0);
   #include <colorspace_fragment>
 }
