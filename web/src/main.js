@@ -12,6 +12,7 @@
 import "./style.css";
 
 import { Connection, socketUrl } from "./connection.js";
+import { DetailController, LEVELS, detailModeOf } from "./detail.js";
 import { FlappyPage } from "./flappy.js";
 import { keepFromDropdown, shortcutFor, takesText } from "./keys.js";
 import { COLORS, legendFor } from "./palette.js";
@@ -45,6 +46,9 @@ class App {
     this.statusBar = new StatusBar();
     this.replays = new ReplayStore();
     this.recorder = new CanvasRecorder(this.canvas);
+    /** level of detail: lowered by itself when renders are slow (detail.js) */
+    this.detail = new DetailController(detailModeOf(window.location.search));
+    this.detail.onChange = () => this.applyDetail();
 
     /** hello message (presets, schemas, limits) */
     this.hello = null;
@@ -371,11 +375,14 @@ class App {
     // a recording needs frames even when nothing changes (paused): the canvas stream only
     // captures what is drawn
     if (this.recorder.recording) this.view.dirty = true;
-    if (this.view.dirty) {
+    const rendered = this.view.dirty;
+    if (rendered) {
       this.view.render();
       this.renders.push(now);
       this.renderCount += 1;
     }
+    this.detail.tick(now, rendered, this.shown ? this.shown.nAgents : 0);
+    if (this.detail.stride !== this.view.agentStride) this.applyDetail();
     while (this.renders.length && now - this.renders[0] > 1000) this.renders.shift();
     this.fps = this.renders.length;
     if (now - this.fpsShownAt >= 500) {
@@ -386,6 +393,17 @@ class App {
     // pull flow control: ask for the next frame once the last one is drawn
     if (!this.paused && !this.pending) this.connection.requestFrame();
     requestAnimationFrame((t) => this.tick(t));
+  }
+
+  /** Draw at the level of detail chosen (from the frame on screen) and say so in the status bar. */
+  applyDetail() {
+    const { scale } = this.detail.current;
+    this.view.setDetail(scale, this.detail.stride);
+    if (this.shown) this.view.show(this.shown);
+    this.statusBar.showDetail(this.detail.note);
+    const select = /** @type {HTMLSelectElement} */ (byId("detail"));
+    select.value = String(this.detail.mode);
+    select.options[0].text = this.detail.mode === "auto" ? `auto (${this.detail.current.label})` : "auto";
   }
 
   /** Per-axis period of a periodic world (replay interpolation unwraps across it). */
@@ -649,6 +667,16 @@ class App {
       byId("agent-size-value").textContent = `${Number(this.view.sizeScale.toFixed(2))}x`;
       if (this.shown) this.view.show(this.shown);
     });
+    const detail = /** @type {HTMLSelectElement} */ (byId("detail"));
+    detail.replaceChildren(
+      el("option", { value: "auto", text: "auto", title: "Lowered by itself while renders are slow" }),
+      ...LEVELS.map((level, k) => el("option", { value: String(k), text: level.label })),
+    );
+    detail.addEventListener("change", () => {
+      this.detail.setMode(detail.value === "auto" ? "auto" : Number(detail.value), performance.now());
+      this.applyDetail();
+    });
+    this.applyDetail();
     on("trails", "change", (e) => {
       this.view.trails.setEnabled(e.target.checked);
       if (this.shown) this.view.show(this.shown);
@@ -802,6 +830,13 @@ function testHook(app) {
     },
     get following() {
       return app.view.following;
+    },
+    /** Level of detail: mode ("auto" or a fixed level), level, resolution factor, bird stride,
+     * birds drawn, the status bar's note and the median render time [ms]. */
+    get detail() {
+      const d = app.detail;
+      const drawn = app.view.agents.geometry?.instanceCount ?? 0;
+      return { mode: d.mode, level: d.level, scale: d.current.scale, stride: d.stride, drawn, note: d.note, renderMs: d.renderMs };
     },
     get compiling() {
       return app.compiling;

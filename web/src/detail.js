@@ -1,0 +1,229 @@
+/**
+ * Level of detail: how much the view draws, chosen from how long the renders take, so that a slow
+ * renderer (a browser without a GPU draws with the CPU: SwiftShader, llvmpipe) keeps the page
+ * answering its user. Each render's cost is measured as the time from the animation frame that
+ * rendered to the next one: the browser starts the next frame only once the rendered picture is
+ * handed on, so a render the (software) GPU takes 1 s to draw delays it by about 1 s, and every
+ * click or key waits as long.
+ *
+ * Levels, cheapest last: full detail; half resolution (a quarter of the pixels to fill); then,
+ * at half resolution, 1 in 2, 4, 8, 16 and 32 birds drawn (a fixed stride of the flock's
+ * entries, the same birds every frame; highlighted ones, the selected bird and its neighbours,
+ * always drawn). A flock is thinned only down to MIN_DRAWN birds: a small flock is not thinned
+ * (its cost is the pixels, not the birds).
+ *
+ * The automatic choice steps down one level when the median of the last SLOW_RENDERS render
+ * times is over SLOW_MS and steps back up when the median of the last FAST_RENDERS is under
+ * FAST_MS, at least STEP_UP_AFTER_MS after the last change (a level roughly halves the cost:
+ * the gap between the two thresholds keeps it from going back and forth). The user can fix a
+ * level instead (the View section's "Detail", or `?detail=full` in the page's address).
+ *
+ * @module detail
+ */
+
+/** A render (one animation frame to the next) slower than this is slow [ms]. */
+export const SLOW_MS = 150;
+/** A render faster than this is fast enough to draw more [ms]. */
+export const FAST_MS = 45;
+/** Renders whose median decides a step down. */
+export const SLOW_RENDERS = 3;
+/** Renders whose median decides a step up. */
+export const FAST_RENDERS = 6;
+/** No step up sooner than this after a change [ms]. */
+export const STEP_UP_AFTER_MS = 2000;
+/** A flock is thinned down to no fewer drawn birds than this. */
+export const MIN_DRAWN = 2000;
+/** Longest gap between two animation frames still taken as a render's time [ms]: a longer one
+ * is a page in the background (no frames), not a render. */
+const MAX_RENDER_MS = 30_000;
+
+/** @typedef {{scale: number, stride: number, label: string}} Level */
+
+/** The levels, full detail first: resolution factor and bird stride. */
+export const LEVELS = /** @type {Level[]} */ ([
+  { scale: 1, stride: 1, label: "full" },
+  { scale: 0.5, stride: 1, label: "half resolution" },
+  { scale: 0.5, stride: 2, label: "1 in 2 birds" },
+  { scale: 0.5, stride: 4, label: "1 in 4 birds" },
+  { scale: 0.5, stride: 8, label: "1 in 8 birds" },
+  { scale: 0.5, stride: 16, label: "1 in 16 birds" },
+  { scale: 0.5, stride: 32, label: "1 in 32 birds" },
+]);
+
+/**
+ * The cheapest level that still thins a flock of `n` birds to at least MIN_DRAWN (a level
+ * drawing no fewer birds than the one before it would only cost pictures).
+ *
+ * @param {number} n birds in the flock
+ * @returns {number} index into LEVELS
+ */
+export function maxLevel(n) {
+  let top = 1;
+  while (top + 1 < LEVELS.length && n / LEVELS[top + 1].stride >= MIN_DRAWN) top++;
+  return top;
+}
+
+/**
+ * The mode a page address asks for: `?detail=auto` (the default), `?detail=full` (level 0, never
+ * lowered) or `?detail=K` (level K fixed).
+ *
+ * @param {string} search the address's query string
+ * @returns {"auto"|number}
+ */
+export function detailModeOf(search) {
+  const asked = new URLSearchParams(search).get("detail");
+  if (asked === "full") return 0;
+  const k = Number(asked);
+  return asked !== null && asked !== "" && Number.isInteger(k) && k >= 0 && k < LEVELS.length ? k : "auto";
+}
+
+/**
+ * The median of some numbers.
+ *
+ * @param {number[]} values
+ * @returns {number}
+ */
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export class DetailController {
+  /**
+   * @param {"auto"|number} [mode] "auto", or a fixed level (index into LEVELS)
+   */
+  constructor(mode = "auto") {
+    /** "auto" or a fixed level */
+    this.mode = mode;
+    /** the level drawn now (index into LEVELS) */
+    this.level = mode === "auto" ? 0 : mode;
+    /** birds in the flock drawn last (bounds the level) */
+    this.n = 0;
+    /** render times [ms], newest last */
+    this.times = [];
+    /** when the level last changed [ms, the animation frames' clock] */
+    this.changedAt = -Infinity;
+    /** the animation frame that rendered last, not yet followed by another [ms] */
+    this.renderedAt = null;
+    /** called with the new level when it changes */
+    this.onChange = () => {};
+  }
+
+  /** Settings of the level drawn now. */
+  get current() {
+    return LEVELS[this.level];
+  }
+
+  /** The stride drawn for the flock of the last frame (1 where it is too small to thin). */
+  get stride() {
+    return this.n / this.current.stride >= MIN_DRAWN || this.current.stride === 1 ? this.current.stride : 1;
+  }
+
+  /**
+   * Choose "auto" or fix a level.
+   *
+   * @param {"auto"|number} mode
+   * @param {number} now [ms]
+   */
+  setMode(mode, now) {
+    this.mode = mode;
+    this.times = [];
+    this._set(mode === "auto" ? this.level : Math.min(Math.max(mode, 0), LEVELS.length - 1), now);
+  }
+
+  /**
+   * One animation frame: `rendered` says whether it rendered. The time from a rendering frame to
+   * the next is that render's time.
+   *
+   * @param {number} now the frame's time [ms] (requestAnimationFrame's argument)
+   * @param {boolean} rendered
+   * @param {number} n birds in the flock shown
+   */
+  tick(now, rendered, n) {
+    this.n = n;
+    if (this.renderedAt !== null) {
+      const took = now - this.renderedAt;
+      if (took < MAX_RENDER_MS) this.times.push(took);
+      if (this.times.length > FAST_RENDERS) this.times.shift();
+    }
+    this.renderedAt = rendered ? now : null;
+    if (this.mode !== "auto") return;
+    const top = maxLevel(n);
+    if (this.level > top) {
+      this._set(top, now);
+      return;
+    }
+    const last = this.times.slice(-SLOW_RENDERS);
+    if (last.length === SLOW_RENDERS && median(last) > SLOW_MS && this.level < top) {
+      this._set(this.level + 1, now);
+    } else if (
+      this.times.length === FAST_RENDERS &&
+      median(this.times) < FAST_MS &&
+      this.level > 0 &&
+      now - this.changedAt >= STEP_UP_AFTER_MS
+    ) {
+      this._set(this.level - 1, now);
+    }
+  }
+
+  /** The median render time of the last renders [ms] (NaN before any). */
+  get renderMs() {
+    return this.times.length ? median(this.times) : NaN;
+  }
+
+  /**
+   * What the status bar says: nothing at full detail, else what is left out and why.
+   *
+   * @returns {string}
+   */
+  get note() {
+    if (this.level === 0) return "";
+    const { scale } = this.current;
+    const stride = this.stride;
+    const parts = [];
+    if (stride > 1) parts.push(`drawing 1 in ${stride} birds`);
+    if (scale < 1) parts.push(scale === 0.5 ? "half resolution" : `${Math.round(scale * 100)} % resolution`);
+    const why = this.mode === "auto" ? "slow renderer" : "chosen in View";
+    return `${parts.join(", ")}: ${why}`;
+  }
+
+  _set(level, now) {
+    if (level === this.level) return;
+    this.level = level;
+    this.changedAt = now;
+    this.times = [];
+    this.renderedAt = null;
+    this.onChange(level);
+  }
+}
+
+/**
+ * The birds of a frame that a stride draws: every `stride`-th entry of the flock and every
+ * highlighted one (flags & `keep`), copied into new arrays; the frame itself when the stride is 1.
+ *
+ * @template {{positions: ArrayLike<number> & {constructor: any, subarray: Function}, headings: ArrayLike<number> & {constructor: any}, flags: Uint8Array, nAgents: number, dim: number}} F
+ * @param {F} frame
+ * @param {number} stride
+ * @param {number} keep flag bits of entries always drawn
+ * @returns {F} a frame-like object whose first nAgents entries are the drawn birds
+ */
+export function thinned(frame, stride, keep) {
+  if (stride <= 1) return frame;
+  const { dim, nAgents, flags } = frame;
+  const picked = [];
+  for (let i = 0; i < nAgents; i++) if (i % stride === 0 || flags[i] & keep) picked.push(i);
+  const m = picked.length;
+  const positions = new frame.positions.constructor(m * dim);
+  const headings = new frame.headings.constructor(m * dim);
+  const kept = new Uint8Array(m);
+  for (let k = 0; k < m; k++) {
+    const i = picked[k];
+    for (let a = 0; a < dim; a++) {
+      positions[k * dim + a] = frame.positions[i * dim + a];
+      headings[k * dim + a] = frame.headings[i * dim + a];
+    }
+    kept[k] = flags[i];
+  }
+  return { ...frame, positions, headings, flags: kept, nAgents: m };
+}

@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  DetailController,
+  FAST_MS,
+  FAST_RENDERS,
+  LEVELS,
+  MIN_DRAWN,
+  SLOW_MS,
+  STEP_UP_AFTER_MS,
+  detailModeOf,
+  maxLevel,
+  thinned,
+} from "../src/detail.js";
+
+/** Feed a controller renders of `ms` each, one every animation frame; returns the time after. */
+function renders(detail, start, count, ms, n) {
+  let t = start;
+  for (let k = 0; k < count; k++) {
+    detail.tick(t, true, n);
+    t += ms;
+  }
+  detail.tick(t, false, n);
+  return t;
+}
+
+test("slow renders step the level down one at a time, down to what the flock allows", () => {
+  const d = new DetailController();
+  const changes = [];
+  d.onChange = (level) => changes.push(level);
+  renders(d, 0, 40, SLOW_MS * 3, 100_000);
+  assert.equal(d.level, maxLevel(100_000));
+  assert.deepEqual(changes, [...Array(maxLevel(100_000)).keys()].map((k) => k + 1));
+  assert.equal(LEVELS[d.level].stride, 32); // 100 000 / 32 >= MIN_DRAWN
+  assert.match(d.note, /^drawing 1 in 32 birds, half resolution: slow renderer$/);
+});
+
+test("a small flock is only drawn at half resolution, never thinned", () => {
+  const d = new DetailController();
+  renders(d, 0, 40, SLOW_MS * 3, 150);
+  assert.equal(d.level, 1);
+  assert.equal(d.stride, 1);
+  assert.equal(d.note, "half resolution: slow renderer");
+  assert.equal(maxLevel(MIN_DRAWN * 4), 3); // 1 in 4 still leaves MIN_DRAWN birds
+});
+
+test("fast renders step back up, not sooner than STEP_UP_AFTER_MS after a change; between the thresholds it stays", () => {
+  const d = new DetailController();
+  let t = renders(d, 0, 4, SLOW_MS * 2, 100_000);
+  assert.equal(d.level, 1);
+  t = renders(d, t, 10, (SLOW_MS + FAST_MS) / 2, 100_000); // neither slow nor fast
+  assert.equal(d.level, 1);
+  const changed = d.changedAt;
+  t = renders(d, t, FAST_RENDERS + 2, FAST_MS / 3, 100_000);
+  assert.ok(t - changed < STEP_UP_AFTER_MS);
+  assert.equal(d.level, 1); // too soon
+  renders(d, changed + STEP_UP_AFTER_MS, FAST_RENDERS + 1, FAST_MS / 3, 100_000);
+  assert.equal(d.level, 0);
+  assert.equal(d.note, "");
+});
+
+test("frames that did not render, and a page in the background, are not render times", () => {
+  const d = new DetailController();
+  for (let t = 0; t < 5000; t += 400) d.tick(t, false, 100_000); // idle: long gaps, no renders
+  assert.equal(d.level, 0);
+  d.tick(0, true, 100_000);
+  d.tick(60_000, true, 100_000);
+  d.tick(120_000, true, 100_000);
+  assert.equal(d.level, 0);
+});
+
+test("a fixed level stays, whatever the renders take", () => {
+  const d = new DetailController(0);
+  renders(d, 0, 20, SLOW_MS * 5, 100_000);
+  assert.equal(d.level, 0);
+  d.setMode(3, 0);
+  assert.equal(d.level, 3);
+  assert.equal(d.note, "drawing 1 in 4 birds, half resolution: chosen in View");
+  renders(d, 0, 20, 1, 100_000);
+  assert.equal(d.level, 3);
+});
+
+test("the page address chooses the mode", () => {
+  assert.equal(detailModeOf(""), "auto");
+  assert.equal(detailModeOf("?detail=full"), 0);
+  assert.equal(detailModeOf("?preset=x&detail=2"), 2);
+  assert.equal(detailModeOf("?detail=99"), "auto");
+  assert.equal(detailModeOf("?detail="), "auto");
+});
+
+test("thinning keeps every stride-th bird and every highlighted one, in order", () => {
+  const n = 10;
+  const frame = {
+    dim: 2,
+    nAgents: n,
+    positions: Uint16Array.from({ length: 2 * n + 2 }, (_, k) => k),
+    headings: Float32Array.from({ length: 2 * n + 2 }, (_, k) => -k),
+    flags: Uint8Array.from([0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 8]), // the last entry: a predator
+    layout: 1,
+  };
+  assert.equal(thinned(frame, 1, 3), frame);
+  const t = thinned(frame, 4, 3);
+  assert.equal(t.nAgents, 4); // 0, 3 (selected), 4, 8 (neighbour and stride)
+  assert.ok(t.positions instanceof Uint16Array);
+  assert.deepEqual([...t.positions], [0, 1, 6, 7, 8, 9, 16, 17]);
+  assert.deepEqual([...t.headings], [-0, -1, -6, -7, -8, -9, -16, -17]);
+  assert.deepEqual([...t.flags], [0, 1, 0, 2]);
+  assert.equal(t.layout, 1);
+});
