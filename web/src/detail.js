@@ -1,10 +1,13 @@
 /**
  * Level of detail: how much the view draws, chosen from how long the renders take, so that a slow
  * renderer (a browser without a GPU draws with the CPU: SwiftShader, llvmpipe) keeps the page
- * answering its user. Each render's cost is measured as the time from the animation frame that
- * rendered to the next one: the browser starts the next frame only once the rendered picture is
- * handed on, so a render the (software) GPU takes 1 s to draw delays it by about 1 s, and every
- * click or key waits as long.
+ * answering its user.
+ *
+ * A render's time is measured from the page's render call to the GPU's completion of it: a
+ * fence (WebGL2 fenceSync) after the render, polled once per animation frame without waiting
+ * (getSyncParameter). While it is not passed, the page renders nothing more (`gpuBusy`): at most
+ * one render is ever queued, so a drag or a click never waits behind a backlog of pictures the
+ * (software) GPU has yet to draw, and a new frame is drawn as soon as the last one is done.
  *
  * Levels, cheapest last: full detail; half resolution (a quarter of the pixels to fill); then,
  * at half resolution, 1 in 2, 4, 8, 16 and 32 birds drawn (a fixed stride of the flock's
@@ -21,7 +24,7 @@
  * @module detail
  */
 
-/** A render (one animation frame to the next) slower than this is slow [ms]. */
+/** A render (the render call to the GPU's completion) slower than this is slow [ms]. */
 export const SLOW_MS = 150;
 /** A render faster than this is fast enough to draw more [ms]. */
 export const FAST_MS = 45;
@@ -33,9 +36,8 @@ export const FAST_RENDERS = 6;
 export const STEP_UP_AFTER_MS = 2000;
 /** A flock is thinned down to no fewer drawn birds than this. */
 export const MIN_DRAWN = 2000;
-/** Longest gap between two animation frames still taken as a render's time [ms]: a longer one
- * is a page in the background (no frames), not a render. */
-const MAX_RENDER_MS = 30_000;
+/** A fence not passed after this long is given up (a lost context never passes it) [ms]. */
+const MAX_RENDER_MS = 10_000;
 
 /** @typedef {{scale: number, stride: number, label: string}} Level */
 
@@ -104,8 +106,13 @@ export class DetailController {
     this.times = [];
     /** when the level last changed [ms, the animation frames' clock] */
     this.changedAt = -Infinity;
-    /** the animation frame that rendered last, not yet followed by another [ms] */
-    this.renderedAt = null;
+    /** the fence after the last render, not passed yet (null: none in flight) */
+    this.fence = null;
+    /** when the render behind `fence` was made [ms] */
+    this.renderedAt = 0;
+    /** renders since the level last changed (the first one after a change is not measured: it
+     * allocates the new drawing buffer) */
+    this.rendersAtLevel = 0;
     /** called with the new level when it changes */
     this.onChange = () => {};
   }
@@ -133,23 +140,51 @@ export class DetailController {
   }
 
   /**
-   * One animation frame: `rendered` says whether it rendered. The time from a rendering frame to
-   * the next is that render's time.
+   * Just rendered: put a fence behind the render's commands.
    *
-   * @param {number} now the frame's time [ms] (requestAnimationFrame's argument)
-   * @param {boolean} rendered
+   * @param {WebGL2RenderingContext} gl
+   * @param {number} now [ms]
    * @param {number} n birds in the flock shown
    */
-  tick(now, rendered, n) {
+  rendered(gl, now, n) {
     this.n = n;
-    if (this.renderedAt !== null) {
-      const took = now - this.renderedAt;
-      if (took < MAX_RENDER_MS) this.times.push(took);
-      if (this.times.length > FAST_RENDERS) this.times.shift();
-    }
-    this.renderedAt = rendered ? now : null;
+    if (this.fence) gl.deleteSync(this.fence);
+    this.fence = typeof gl.fenceSync === "function" ? gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0) : null;
+    gl.flush(); // the fence is sent now, not with the next render's commands
+    this.renderedAt = now;
+    this.rendersAtLevel++;
+  }
+
+  /**
+   * Whether the GPU still draws the last render (no new render should be queued). When it has
+   * just finished, its time is measured and the level chosen.
+   *
+   * @param {WebGL2RenderingContext} gl
+   * @param {number} now [ms]
+   * @returns {boolean}
+   */
+  gpuBusy(gl, now) {
+    if (!this.fence) return false;
+    const status = gl.getSyncParameter(this.fence, gl.SYNC_STATUS);
+    const took = now - this.renderedAt;
+    if (status !== gl.SIGNALED && status !== null && took < MAX_RENDER_MS) return true;
+    gl.deleteSync(this.fence);
+    this.fence = null;
+    if (status === gl.SIGNALED && this.rendersAtLevel > 1) this._measured(took, now);
+    return false;
+  }
+
+  /**
+   * One render took `took` ms: choose the level (in "auto" mode).
+   *
+   * @param {number} took [ms]
+   * @param {number} now [ms]
+   */
+  _measured(took, now) {
+    this.times.push(took);
+    if (this.times.length > FAST_RENDERS) this.times.shift();
     if (this.mode !== "auto") return;
-    const top = maxLevel(n);
+    const top = maxLevel(this.n);
     if (this.level > top) {
       this._set(top, now);
       return;
@@ -193,7 +228,7 @@ export class DetailController {
     this.level = level;
     this.changedAt = now;
     this.times = [];
-    this.renderedAt = null;
+    this.rendersAtLevel = 0;
     this.onChange(level);
   }
 }

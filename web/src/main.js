@@ -346,6 +346,14 @@ class App {
   }
 
   tick(now) {
+    const gl = this.view.renderer.getContext();
+    if (this.detail.gpuBusy(gl, now)) {
+      // the GPU still draws the last render: queue nothing more (a frame received waits, and the
+      // next render shows the newest camera and frame as soon as it is done)
+      this.showFps(now);
+      requestAnimationFrame((t) => this.tick(t));
+      return;
+    }
     const dt = this.lastTick ? Math.min((now - this.lastTick) / 1000, 0.25) : 0;
     this.lastTick = now;
     const buffer = this.buffer();
@@ -381,18 +389,25 @@ class App {
       this.renders.push(now);
       this.renderCount += 1;
     }
-    this.detail.tick(now, rendered, this.shown ? this.shown.nAgents : 0);
-    if (this.detail.stride !== this.view.agentStride) this.applyDetail();
+    if (rendered) {
+      this.detail.rendered(gl, now, this.shown ? this.shown.nAgents : 0);
+      if (this.detail.stride !== this.view.agentStride) this.applyDetail();
+    }
+    this.showFps(now);
+    this.updateRecordingUi();
+    // pull flow control: ask for the next frame once the last one is drawn
+    if (!this.paused && !this.pending) this.connection.requestFrame();
+    requestAnimationFrame((t) => this.tick(t));
+  }
+
+  /** Renders in the last second, shown in the status bar every half second. */
+  showFps(now) {
     while (this.renders.length && now - this.renders[0] > 1000) this.renders.shift();
     this.fps = this.renders.length;
     if (now - this.fpsShownAt >= 500) {
       this.statusBar.showFps(this.fps);
       this.fpsShownAt = now;
     }
-    this.updateRecordingUi();
-    // pull flow control: ask for the next frame once the last one is drawn
-    if (!this.paused && !this.pending) this.connection.requestFrame();
-    requestAnimationFrame((t) => this.tick(t));
   }
 
   /** Draw at the level of detail chosen (from the frame on screen) and say so in the status bar. */

@@ -14,14 +14,41 @@ import {
   thinned,
 } from "../src/detail.js";
 
-/** Feed a controller renders of `ms` each, one every animation frame; returns the time after. */
-function renders(detail, start, count, ms, n) {
+/** A stand-in for a WebGL2 context's fences: `done` says whether the GPU has finished. */
+function fakeGl() {
+  return {
+    SYNC_GPU_COMMANDS_COMPLETE: 1,
+    SYNC_STATUS: 2,
+    SIGNALED: 3,
+    UNSIGNALED: 4,
+    done: false,
+    live: 0,
+    fenceSync() {
+      this.live++;
+      return {};
+    },
+    deleteSync() {
+      this.live--;
+    },
+    flush() {},
+    getSyncParameter() {
+      return this.done ? this.SIGNALED : this.UNSIGNALED;
+    },
+  };
+}
+
+/** Renders of `ms` each, one after another, the GPU busy until each is done; returns the time after. */
+function renders(detail, start, count, ms, n, gl = fakeGl()) {
   let t = start;
   for (let k = 0; k < count; k++) {
-    detail.tick(t, true, n);
+    gl.done = false;
+    detail.rendered(gl, t, n);
+    assert.equal(detail.gpuBusy(gl, t + ms / 2), true); // queue no render behind it
+    gl.done = true;
     t += ms;
+    assert.equal(detail.gpuBusy(gl, t), false);
   }
-  detail.tick(t, false, n);
+  assert.equal(gl.live, 0);
   return t;
 }
 
@@ -48,7 +75,7 @@ test("a small flock is only drawn at half resolution, never thinned", () => {
 test("fast renders step back up, not sooner than STEP_UP_AFTER_MS after a change; between the thresholds it stays", () => {
   const d = new DetailController();
   let t = renders(d, 0, 4, SLOW_MS * 2, 100_000);
-  assert.equal(d.level, 1);
+  assert.equal(d.level, 1); // 3 slow renders measured (the first, at a new level, is not)
   t = renders(d, t, 10, (SLOW_MS + FAST_MS) / 2, 100_000); // neither slow nor fast
   assert.equal(d.level, 1);
   const changed = d.changedAt;
@@ -60,14 +87,17 @@ test("fast renders step back up, not sooner than STEP_UP_AFTER_MS after a change
   assert.equal(d.note, "");
 });
 
-test("frames that did not render, and a page in the background, are not render times", () => {
+test("a fence never passed (a lost context) is given up after a while, unmeasured", () => {
   const d = new DetailController();
-  for (let t = 0; t < 5000; t += 400) d.tick(t, false, 100_000); // idle: long gaps, no renders
-  assert.equal(d.level, 0);
-  d.tick(0, true, 100_000);
-  d.tick(60_000, true, 100_000);
-  d.tick(120_000, true, 100_000);
-  assert.equal(d.level, 0);
+  const gl = fakeGl();
+  gl.getSyncParameter = () => null; // a lost context answers null
+  d.rendered(gl, 0, 100_000);
+  assert.equal(d.gpuBusy(gl, 5), false);
+  const stuck = fakeGl();
+  d.rendered(stuck, 0, 100_000);
+  assert.equal(d.gpuBusy(stuck, 5000), true);
+  assert.equal(d.gpuBusy(stuck, 60_000), false);
+  assert.deepEqual(d.times, []);
 });
 
 test("a fixed level stays, whatever the renders take", () => {
