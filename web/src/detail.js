@@ -15,21 +15,24 @@
  * always drawn). A flock is thinned only down to MIN_DRAWN birds: a small flock is not thinned
  * (its cost is the pixels, not the birds).
  *
- * The automatic choice steps down one level when the median of the last SLOW_RENDERS render
- * times is over SLOW_MS and steps back up when the median of the last FAST_RENDERS is under
- * FAST_MS, at least STEP_UP_AFTER_MS after the last change (a level roughly halves the cost:
- * the gap between the two thresholds keeps it from going back and forth). The user can fix a
+ * The automatic choice steps down when the last SLOW_RENDERS render times are all over SLOW_MS:
+ * by as many levels as halvings bring the fastest of them to SLOW_MS (a level roughly halves the
+ * cost; one at least), so a render of 1 s goes down three levels at once rather than one level
+ * every few seconds. It steps back up one level when the median of the last FAST_RENDERS is under
+ * FAST_MS, at least STEP_UP_AFTER_MS after the last change (the gap between the two thresholds
+ * keeps it from going back and forth). The first render after a change is not measured (it may
+ * allocate a new drawing buffer). The user can fix a
  * level instead (the View section's "Detail", or `?detail=full` in the page's address).
  *
  * @module detail
  */
 
 /** A render (the render call to the GPU's completion) slower than this is slow [ms]. */
-export const SLOW_MS = 150;
+export const SLOW_MS = 120;
 /** A render faster than this is fast enough to draw more [ms]. */
-export const FAST_MS = 45;
-/** Renders whose median decides a step down. */
-export const SLOW_RENDERS = 3;
+export const FAST_MS = 40;
+/** Renders that, all slow, decide a step down. */
+export const SLOW_RENDERS = 2;
 /** Renders whose median decides a step up. */
 export const FAST_RENDERS = 6;
 /** No step up sooner than this after a change [ms]. */
@@ -190,8 +193,10 @@ export class DetailController {
       return;
     }
     const last = this.times.slice(-SLOW_RENDERS);
-    if (last.length === SLOW_RENDERS && median(last) > SLOW_MS && this.level < top) {
-      this._set(this.level + 1, now);
+    const fastest = Math.min(...last);
+    if (last.length === SLOW_RENDERS && fastest > SLOW_MS && this.level < top) {
+      const steps = Math.max(1, Math.round(Math.log2(fastest / SLOW_MS)));
+      this._set(Math.min(this.level + steps, top), now);
     } else if (
       this.times.length === FAST_RENDERS &&
       median(this.times) < FAST_MS &&

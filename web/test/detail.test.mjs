@@ -52,13 +52,23 @@ function renders(detail, start, count, ms, n, gl = fakeGl()) {
   return t;
 }
 
-test("slow renders step the level down one at a time, down to what the flock allows", () => {
+test("slow renders step the level down, down to what the flock allows", () => {
   const d = new DetailController();
   const changes = [];
   d.onChange = (level) => changes.push(level);
-  renders(d, 0, 40, SLOW_MS * 3, 100_000);
+  renders(d, 0, 40, SLOW_MS * 1.2, 100_000);
   assert.equal(d.level, maxLevel(100_000));
-  assert.deepEqual(changes, [...Array(maxLevel(100_000)).keys()].map((k) => k + 1));
+  assert.deepEqual(changes, [...Array(maxLevel(100_000)).keys()].map((k) => k + 1)); // one at a time
+});
+
+test("much slower renders step down by as many levels as halvings bring them to SLOW_MS", () => {
+  const d = new DetailController();
+  const changes = [];
+  d.onChange = (level) => changes.push(level);
+  renders(d, 0, 3, SLOW_MS * 8, 100_000); // the first is not measured, two slow ones decide
+  assert.deepEqual(changes, [3]);
+  renders(d, 0, 40, SLOW_MS * 8, 100_000);
+  assert.deepEqual(changes, [3, 6]);
   assert.equal(LEVELS[d.level].stride, 32); // 100 000 / 32 >= MIN_DRAWN
   assert.match(d.note, /^drawing 1 in 32 birds, half resolution: slow renderer$/);
 });
@@ -74,8 +84,8 @@ test("a small flock is only drawn at half resolution, never thinned", () => {
 
 test("fast renders step back up, not sooner than STEP_UP_AFTER_MS after a change; between the thresholds it stays", () => {
   const d = new DetailController();
-  let t = renders(d, 0, 4, SLOW_MS * 2, 100_000);
-  assert.equal(d.level, 1); // 3 slow renders measured (the first, at a new level, is not)
+  let t = renders(d, 0, 3, SLOW_MS * 2, 100_000);
+  assert.equal(d.level, 1); // 2 slow renders measured (the first, at a new level, is not)
   t = renders(d, t, 10, (SLOW_MS + FAST_MS) / 2, 100_000); // neither slow nor fast
   assert.equal(d.level, 1);
   const changed = d.changedAt;
