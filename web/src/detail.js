@@ -12,8 +12,9 @@
  * Levels, cheapest last: full detail; half resolution (a quarter of the pixels to fill); then,
  * at half resolution, 1 in 2, 4, 8, 16 and 32 birds drawn (a fixed stride of the flock's
  * entries, the same birds every frame; highlighted ones, the selected bird and its neighbours,
- * always drawn). A flock is thinned only down to MIN_DRAWN birds: a small flock is not thinned
- * (its cost is the pixels, not the birds).
+ * always drawn); last, a third of the resolution. A flock is thinned only down to MIN_DRAWN
+ * birds: a small flock is not thinned (its cost is the pixels, not the birds), and the levels
+ * that would thin it more are skipped.
  *
  * The automatic choice steps down when the last SLOW_RENDERS render times are all over SLOW_MS:
  * by as many levels as halvings bring the fastest of them to SLOW_MS (a level roughly halves the
@@ -53,20 +54,41 @@ export const LEVELS = /** @type {Level[]} */ ([
   { scale: 0.5, stride: 8, label: "1 in 8 birds" },
   { scale: 0.5, stride: 16, label: "1 in 16 birds" },
   { scale: 0.5, stride: 32, label: "1 in 32 birds" },
+  { scale: 0.35, stride: 32, label: "1 in 32 birds, a third of the resolution" },
 ]);
 
 /**
- * The cheapest level that still thins a flock of `n` birds to at least MIN_DRAWN (a level
- * drawing no fewer birds than the one before it would only cost pictures).
+ * The stride a level's `stride` comes to for a flock of `n` birds: halved until at least
+ * MIN_DRAWN birds are drawn (1: every bird).
+ *
+ * @param {number} stride
+ * @param {number} n
+ * @returns {number}
+ */
+export function strideFor(stride, n) {
+  let s = stride;
+  while (s > 1 && n / s < MIN_DRAWN) s /= 2;
+  return s;
+}
+
+/**
+ * The levels that differ for a flock of `n` birds, full detail first (a small flock is not
+ * thinned: its levels differ only by their resolution).
  *
  * @param {number} n birds in the flock
- * @returns {number} index into LEVELS
+ * @returns {number[]} indices into LEVELS
  */
-export function maxLevel(n) {
-  let top = 1;
-  while (top + 1 < LEVELS.length && n / LEVELS[top + 1].stride >= MIN_DRAWN) top++;
-  return top;
+export function levelsFor(n) {
+  const out = [];
+  let last = "";
+  LEVELS.forEach((level, k) => {
+    const key = `${level.scale}/${strideFor(level.stride, n)}`;
+    if (key !== last) out.push(k);
+    last = key;
+  });
+  return out;
 }
+
 
 /**
  * The mode a page address asks for: `?detail=auto` (the default), `?detail=full` (level 0, never
@@ -127,7 +149,7 @@ export class DetailController {
 
   /** The stride drawn for the flock of the last frame (1 where it is too small to thin). */
   get stride() {
-    return this.n / this.current.stride >= MIN_DRAWN || this.current.stride === 1 ? this.current.stride : 1;
+    return strideFor(this.current.stride, this.n);
   }
 
   /**
@@ -187,23 +209,22 @@ export class DetailController {
     this.times.push(took);
     if (this.times.length > FAST_RENDERS) this.times.shift();
     if (this.mode !== "auto") return;
-    const top = maxLevel(this.n);
-    if (this.level > top) {
-      this._set(top, now);
-      return;
-    }
+    // the levels that differ for this flock, and where the level drawn is among them
+    const levels = levelsFor(this.n);
+    let at = levels.length - 1;
+    while (at > 0 && levels[at] > this.level) at--;
     const last = this.times.slice(-SLOW_RENDERS);
     const fastest = Math.min(...last);
-    if (last.length === SLOW_RENDERS && fastest > SLOW_MS && this.level < top) {
+    if (last.length === SLOW_RENDERS && fastest > SLOW_MS && at < levels.length - 1) {
       const steps = Math.max(1, Math.round(Math.log2(fastest / SLOW_MS)));
-      this._set(Math.min(this.level + steps, top), now);
+      this._set(levels[Math.min(at + steps, levels.length - 1)], now);
     } else if (
       this.times.length === FAST_RENDERS &&
       median(this.times) < FAST_MS &&
-      this.level > 0 &&
+      at > 0 &&
       now - this.changedAt >= STEP_UP_AFTER_MS
     ) {
-      this._set(this.level - 1, now);
+      this._set(levels[at - 1], now);
     }
   }
 
@@ -224,6 +245,7 @@ export class DetailController {
     const parts = [];
     if (stride > 1) parts.push(`drawing 1 in ${stride} birds`);
     if (scale < 1) parts.push(scale === 0.5 ? "half resolution" : `${Math.round(scale * 100)} % resolution`);
+    if (parts.length === 0) return "";
     const why = this.mode === "auto" ? "slow renderer" : "chosen in View";
     return `${parts.join(", ")}: ${why}`;
   }

@@ -10,7 +10,8 @@ import {
   SLOW_MS,
   STEP_UP_AFTER_MS,
   detailModeOf,
-  maxLevel,
+  levelsFor,
+  strideFor,
   thinned,
 } from "../src/detail.js";
 
@@ -57,8 +58,8 @@ test("slow renders step the level down, down to what the flock allows", () => {
   const changes = [];
   d.onChange = (level) => changes.push(level);
   renders(d, 0, 40, SLOW_MS * 1.2, 100_000);
-  assert.equal(d.level, maxLevel(100_000));
-  assert.deepEqual(changes, [...Array(maxLevel(100_000)).keys()].map((k) => k + 1)); // one at a time
+  assert.equal(d.level, LEVELS.length - 1);
+  assert.deepEqual(changes, [...Array(LEVELS.length - 1).keys()].map((k) => k + 1)); // one at a time
 });
 
 test("much slower renders step down by as many levels as halvings bring them to SLOW_MS", () => {
@@ -68,18 +69,25 @@ test("much slower renders step down by as many levels as halvings bring them to 
   renders(d, 0, 3, SLOW_MS * 8, 100_000); // the first is not measured, two slow ones decide
   assert.deepEqual(changes, [3]);
   renders(d, 0, 40, SLOW_MS * 8, 100_000);
-  assert.deepEqual(changes, [3, 6]);
-  assert.equal(LEVELS[d.level].stride, 32); // 100 000 / 32 >= MIN_DRAWN
-  assert.match(d.note, /^drawing 1 in 32 birds, half resolution: slow renderer$/);
+  assert.deepEqual(changes, [3, 6, 7]);
+  assert.equal(d.stride, 32); // 100 000 / 32 >= MIN_DRAWN
+  assert.equal(d.note, "drawing 1 in 32 birds, 35 % resolution: slow renderer");
 });
 
-test("a small flock is only drawn at half resolution, never thinned", () => {
+test("a small flock is drawn at a lower resolution, never thinned", () => {
   const d = new DetailController();
-  renders(d, 0, 40, SLOW_MS * 3, 150);
-  assert.equal(d.level, 1);
-  assert.equal(d.stride, 1);
+  const changes = [];
+  d.onChange = (level) => changes.push(level);
+  renders(d, 0, 3, SLOW_MS * 1.2, 150);
   assert.equal(d.note, "half resolution: slow renderer");
-  assert.equal(maxLevel(MIN_DRAWN * 4), 3); // 1 in 4 still leaves MIN_DRAWN birds
+  renders(d, 0, 40, SLOW_MS * 3, 150);
+  assert.deepEqual(changes, [1, LEVELS.length - 1]); // the levels that thin are skipped
+  assert.equal(d.stride, 1);
+  assert.equal(d.note, "35 % resolution: slow renderer");
+  assert.deepEqual(levelsFor(150), [0, 1, LEVELS.length - 1]);
+  assert.deepEqual(levelsFor(MIN_DRAWN * 4), [0, 1, 2, 3, LEVELS.length - 1]); // 1 in 4 still leaves MIN_DRAWN
+  assert.equal(strideFor(32, MIN_DRAWN * 4), 4);
+  assert.equal(strideFor(32, 10), 1);
 });
 
 test("fast renders step back up, not sooner than STEP_UP_AFTER_MS after a change; between the thresholds it stays", () => {
