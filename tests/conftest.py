@@ -67,6 +67,13 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
 
 
+def full_detail(query: str) -> str:
+    """A viewer page's query string with ``detail=full``: the page draws at full detail whatever
+    its renders take (docs/viewer.md, "Level of detail"), so tests that measure its pixels see
+    the same picture on a loaded machine as on a quiet one."""
+    return query + ("&" if "?" in query else "?") + "detail=full"
+
+
 @contextlib.contextmanager
 def launched_chromium() -> Iterator[object]:
     """Debian's chromium under Playwright with SwiftShader WebGL, closed on exit."""
