@@ -55,6 +55,8 @@ class App {
     /** last params message */
     this.current = null;
     this.paused = false;
+    /** pause (true) or resume (false) asked for and not answered yet; null: none */
+    this.pauseAsked = null;
     /** replay: playing back the buffer (paused only) */
     this.replaying = false;
     this.replayPosition = 0; // seconds from the first stored frame
@@ -163,6 +165,7 @@ class App {
     this.current = null;
     this.replays = new ReplayStore();
     this.paused = false;
+    this.pauseAsked = null;
     this.replaying = false;
     this.pausedFrame = null;
     const select = /** @type {HTMLSelectElement} */ (byId("preset"));
@@ -304,6 +307,7 @@ class App {
    * @param {boolean} paused
    */
   applyPaused(paused) {
+    this.pauseAsked = null; // the server answered
     const wasPaused = this.paused;
     this.paused = paused;
     if (this.paused && !wasPaused) {
@@ -396,7 +400,7 @@ class App {
     this.showFps(now);
     this.updateRecordingUi();
     // pull flow control: ask for the next frame once the last one is drawn
-    if (!this.paused && !this.pending) this.connection.requestFrame();
+    if (!this.paused && !this.pending && this.pauseAsked !== true) this.connection.requestFrame();
     requestAnimationFrame((t) => this.tick(t));
   }
 
@@ -446,8 +450,17 @@ class App {
 
   // ---- pause and replay ------------------------------------------------------------------
 
+  /**
+   * Ask the server to pause or resume. The button and the status bar say so at once ("pausing…"),
+   * and no more live frames are asked for meanwhile: the server answers after the step it is
+   * running, which takes a second or more with 100 000 birds on a busy machine.
+   */
   togglePause() {
-    this.send({ type: this.paused ? "resume" : "pause" });
+    const pause = !(this.pauseAsked ?? this.paused);
+    if (this.send({ type: pause ? "pause" : "resume" })) {
+      this.pauseAsked = pause;
+      this.refreshPauseUi();
+    }
   }
 
   stopReplay() {
@@ -466,12 +479,14 @@ class App {
   refreshPauseUi() {
     const buffer = this.buffer();
     const pauseButton = byId("pause");
-    pauseButton.textContent = this.paused ? "Resume" : "Pause";
+    const shownPaused = this.pauseAsked ?? this.paused; // asked for, before the server answers
+    pauseButton.textContent = shownPaused ? "Resume" : "Pause";
     pauseButton.setAttribute("aria-pressed", String(this.paused));
     byId("replay-bar").hidden = !this.paused;
     byId("replay-play").textContent = this.replaying ? "Stop" : "Play";
     byId("make-replay-video").disabled = !this.paused || !buffer || buffer.length < 2 || this.recorder.recording;
-    const mode = this.paused ? (this.replaying ? `replay ${this.replaySpeed}x` : "paused") : "live";
+    let mode = this.paused ? (this.replaying ? `replay ${this.replaySpeed}x` : "paused") : "live";
+    if (this.pauseAsked !== null && this.pauseAsked !== this.paused) mode = this.pauseAsked ? "pausing…" : "resuming…";
     this.statusBar.showMode(mode);
     this.refreshTimeline();
   }
