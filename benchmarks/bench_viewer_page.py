@@ -20,7 +20,21 @@ measure for ``--seconds`` seconds each:
   rotating window (renders counted by the page, ``flocksim.renderCount``, where it counts them;
   estimated from ``flocksim.fps`` on older pages). On a machine shared with other work the
   frame rates fall with the load, but CPU time per frame hardly does: it is the figure to compare
-  two builds with there.
+  two builds with there;
+- ``pause_ms`` / ``key_ms``: while the flock flies, the time [ms] from a click on Pause (a press of
+  Space on the view) to the page showing the paused state (the Pause button's text turns to
+  "Resume"), ``--repeats`` times each (resumed between): median and worst. The start is this
+  script's clock just before it sends the input; the end, the wall clock (``Date.now()``, the same
+  machine clock) at which a MutationObserver installed on the button sees its text change. Both
+  include the server's answer where the page waits for it (pages before the level of detail did;
+  the page now says "Resume" and "pausing…" at once). ``input_seen_ms``: of both, the time to
+  the page's first handler of the click or key (a capturing listener on the window): how long the
+  input waited for the page's main thread; ``confirmed_ms``: of both, the time until the page
+  follows the server's answer (``flocksim.paused``, polled every 20 ms by this script);
+- ``drag_ms``: with the simulation paused, the time [ms] from a mouse move of a drag on the view to
+  the animation frame after the first render that followed it (``flocksim.renderCount`` grew; the
+  browser starts that frame once the rotated view is handed on to be shown), ``--repeats`` moves
+  300 ms apart: median and worst.
 
 Both read only what every version of the page exposes (``flocksim.framesDrawn``, ``flocksim.fps``,
 the Pause button), so two builds can be compared: run this script for each, alternately, e.g.
@@ -38,6 +52,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -86,6 +101,100 @@ def browser_cpu_s(server_pid: int) -> float:
     return total
 
 
+# a MutationObserver on the Pause button: the wall clock [ms] at which its text last changed
+WATCH_PAUSE = """() => {
+  const b = document.getElementById("pause");
+  window.__benchPause = {text: b.textContent, at: null, input: null};
+  const seen = () => (window.__benchPause.input = Date.now());
+  window.addEventListener("click", seen, {capture: true});
+  window.addEventListener("keydown", seen, {capture: true});
+  new MutationObserver(() => {
+    const was = window.__benchPause;
+    if (b.textContent !== was.text) window.__benchPause = {text: b.textContent, at: Date.now(), input: was.input};
+  }).observe(b, {childList: true, characterData: true, subtree: true});
+}"""
+# a capturing pointermove listener: the renders counted when the page handled the last move, and
+# the wall clock [ms] of the animation frame after the first one that found a render more (the
+# browser starts it once the rendered picture is handed on: the rendered view is on its way to
+# the screen)
+WATCH_DRAG = """() => {
+  window.__benchDrag = {moved: null, drawn: null};
+  const canvas = document.getElementById("view");
+  canvas.addEventListener("pointermove", () => {
+    const mark = {moved: Date.now(), drawn: null, count: flocksim.renderCount};
+    window.__benchDrag = mark;
+    const look = () => {
+      if (flocksim.renderCount > mark.count) requestAnimationFrame(() => (mark.drawn = Date.now()));
+      else requestAnimationFrame(look);
+    };
+    requestAnimationFrame(look);
+  }, {capture: true});
+}"""
+
+
+def summary(values: list[float]) -> dict:
+    """Median and worst of some latencies [ms] (null when none)."""
+    if not values:
+        return {"median": None, "worst": None, "runs": 0}
+    return {"median": round(statistics.median(values)), "worst": round(max(values)), "runs": len(values)}
+
+
+def wait_text(page, text: str, timeout_s: float = 120.0) -> float | None:
+    """Wait until the Pause button says ``text``: the wall clock [ms] at which it turned so."""
+    page.wait_for_function(f"window.__benchPause.text === {json.dumps(text)}", timeout=1000 * timeout_s, polling=50)
+    return page.evaluate("window.__benchPause.at")
+
+
+def input_latency(page, repeats: int) -> dict:
+    """Click on Pause and press Space while the flock flies: the time [ms] to the paused state."""
+    page.evaluate(WATCH_PAUSE)
+    results: dict[str, list[float]] = {"pause_ms": [], "key_ms": [], "input_seen_ms": [], "confirmed_ms": []}
+    for k in range(2 * repeats):
+        kind = "pause_ms" if k % 2 == 0 else "key_ms"
+        page.wait_for_function("flocksim.paused === false", timeout=120_000)
+        drawn = page.evaluate("flocksim.framesDrawn")
+        page.wait_for_function(f"flocksim.framesDrawn >= {drawn + 2}", timeout=120_000)  # live again
+        page.wait_for_timeout(500)
+        start = time.time() * 1000
+        if kind == "pause_ms":
+            page.mouse.click(*center_of(page, "#pause"))
+        else:
+            page.focus("#view")
+            page.keyboard.press("Space")
+        at = wait_text(page, "Resume")
+        page.wait_for_function("flocksim.paused === true", timeout=120_000, polling=20)
+        results["confirmed_ms"].append(time.time() * 1000 - start)
+        seen = page.evaluate("window.__benchPause.input")
+        if at is not None:
+            results[kind].append(at - start)
+        if seen is not None:
+            results["input_seen_ms"].append(seen - start)
+        page.click("#pause")  # resume
+        wait_text(page, "Pause")
+    return {key: summary(values) for key, values in results.items()}
+
+
+def center_of(page, selector: str) -> tuple[float, float]:
+    box = page.locator(selector).bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def drag_latency(page, cx: float, cy: float, repeats: int) -> dict:
+    """Paused: drag on the view, one move every 300 ms; the time [ms] from each move to its render."""
+    page.evaluate(WATCH_DRAG)
+    values = []
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    for k in range(repeats):
+        page.wait_for_timeout(300)
+        start = time.time() * 1000
+        page.mouse.move(cx + 40 * (k % 2 * 2 - 1), cy)
+        page.wait_for_function("window.__benchDrag.drawn !== null", timeout=120_000, polling=50)
+        values.append(page.evaluate("window.__benchDrag.drawn") - start)
+    page.mouse.up()
+    return {"drag_ms": summary(values)}
+
+
 def measure(browser, n: int, port: int, server_pid: int, args: argparse.Namespace) -> dict:
     page = browser.new_page(viewport={"width": args.width, "height": args.height})
     try:
@@ -104,10 +213,12 @@ def measure(browser, n: int, port: int, server_pid: int, args: argparse.Namespac
         steps = [s for s in steps if s is not None]
         live = (f1 - f0) / ((t1 - t0) / 1000)
         cpu_per_frame = 1e3 * (browser_cpu_s(server_pid) - c0) / max(f1 - f0, 1)
+        latency = input_latency(page, args.repeats)
         page.click("#pause")
         page.wait_for_function("flocksim.paused === true", timeout=60_000)
         box = page.locator("#view").bounding_box()
         cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        latency.update(drag_latency(page, cx, cy, args.repeats))
         page.mouse.move(cx, cy)
         page.mouse.down()
         samples, end, k = [], time.monotonic() + args.seconds, 0
@@ -132,7 +243,7 @@ def measure(browser, n: int, port: int, server_pid: int, args: argparse.Namespac
         return {"live_fps": round(live, 2), "server_steps_per_s": server_sps, "render_fps": round(render, 2),
                 "first_frame_s": round(first, 1),
                 "browser_cpu_ms_per_frame": round(cpu_per_frame, 1),
-                "browser_cpu_ms_per_render": round(cpu_per_render, 1)}  # fmt: skip
+                "browser_cpu_ms_per_render": round(cpu_per_render, 1), **latency}  # fmt: skip
     finally:
         page.close()
 
@@ -142,6 +253,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, action="append", help="birds (repeatable; default 10000 and 100000)")
     parser.add_argument("--seconds", type=float, default=10.0, help="timed seconds of each measure")
     parser.add_argument("--warmup", type=float, default=3.0, help="untimed seconds after the first frames")
+    parser.add_argument("--repeats", type=int, default=5, help="inputs of each latency measure")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
     parser.add_argument("--threads", type=int, help="the server's --threads (default: its own default)")

@@ -67,6 +67,13 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
 
 
+def full_detail(query: str) -> str:
+    """A viewer page's query string with ``detail=full``: the page draws at full detail whatever
+    its renders take (docs/viewer.md, "Level of detail"), so tests that measure its pixels see
+    the same picture on a loaded machine as on a quiet one."""
+    return query + ("&" if "?" in query else "?") + "detail=full"
+
+
 @contextlib.contextmanager
 def launched_chromium() -> Iterator[object]:
     """Debian's chromium under Playwright with SwiftShader WebGL, closed on exit."""
@@ -121,6 +128,7 @@ def serve_in_thread(app, port: int, **config) -> Iterator[None]:
 
 HEAVY_FILES = (
     "test_viewer_browser.py",
+    "test_viewer_detail.py",
     "test_flappy_browser.py",
     "test_viewer_scenes.py",
     "test_notebook_browser.py",

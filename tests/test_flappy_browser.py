@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, launched_chromium, serve_in_thread
+from conftest import free_port, full_detail, launched_chromium, serve_in_thread
 from flocksim.viewer import server as viewer_server
 from test_viewer_browser import CHROMIUM, STATIC_INDEX, VIEWPORT, hook
 
@@ -39,7 +39,7 @@ def page() -> Iterator[object]:
     with serve_in_thread(app, port), launched_chromium() as browser:
         p = browser.new_page(viewport=VIEWPORT)
         p.on("pageerror", lambda e: errors.append(str(e)))
-        p.goto(f"http://127.0.0.1:{port}/?preset=flappy-boids&set=agents.n%3D60")
+        p.goto(f"http://127.0.0.1:{port}/" + full_detail("?preset=flappy-boids&set=agents.n%3D60"))
         wait(p, "window.flocksim && flocksim.framesDrawn >= 3", FIRST_FRAME_TIMEOUT_MS)
         yield p
         p.close()

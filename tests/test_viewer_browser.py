@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, free_port, serve_in_thread  # noqa: F401 (re-exported)
+from conftest import CHROMIUM, CHROMIUM_ARGS, free_port, full_detail, serve_in_thread  # noqa: F401 (re-exported)
 from flocksim.viewer import server as viewer_server
 
 STATIC_INDEX = viewer_server.STATIC_DIR / "index.html"
@@ -72,7 +72,7 @@ def open_page(browser, server_url) -> Iterator[Callable[..., object]]:
         page = browser.new_page(viewport=viewport)
         page.on("pageerror", lambda e: page_errors.append(str(e)))
         pages.append(page)
-        page.goto(server_url + q)
+        page.goto(server_url + full_detail(q))
         wait(page, f"window.flocksim && flocksim.framesDrawn >= {frames}", FIRST_FRAME_TIMEOUT_MS)
         return page
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import free_port, serve_in_thread
+from conftest import free_port, full_detail, serve_in_thread
 from flocksim.viewer import server as viewer_server
 from test_viewer_browser import CHROMIUM, STATIC_INDEX, VIEWPORT, hook, query, wait
 
@@ -98,7 +98,7 @@ def open_page(browser, server_url) -> Iterator[Callable[..., object]]:
         page.set_viewport_size(viewport)
         page.on("pageerror", lambda e: errors.append(str(e)))
         pages.append(page)
-        page.goto(server_url + q)
+        page.goto(server_url + full_detail(q))
         wait(page, f"window.flocksim && flocksim.framesDrawn >= {frames}", FIRST_FRAME_TIMEOUT_MS)
         return page
 

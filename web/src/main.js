@@ -12,6 +12,7 @@
 import "./style.css";
 
 import { Connection, socketUrl } from "./connection.js";
+import { DetailController, LEVELS, detailModeOf } from "./detail.js";
 import { FlappyPage } from "./flappy.js";
 import { keepFromDropdown, shortcutFor, takesText } from "./keys.js";
 import { COLORS, legendFor } from "./palette.js";
@@ -45,12 +46,17 @@ class App {
     this.statusBar = new StatusBar();
     this.replays = new ReplayStore();
     this.recorder = new CanvasRecorder(this.canvas);
+    /** level of detail: lowered by itself when renders are slow (detail.js) */
+    this.detail = new DetailController(detailModeOf(window.location.search));
+    this.detail.onChange = () => this.applyDetail();
 
     /** hello message (presets, schemas, limits) */
     this.hello = null;
     /** last params message */
     this.current = null;
     this.paused = false;
+    /** pause (true) or resume (false) asked for and not answered yet; null: none */
+    this.pauseAsked = null;
     /** replay: playing back the buffer (paused only) */
     this.replaying = false;
     this.replayPosition = 0; // seconds from the first stored frame
@@ -159,6 +165,7 @@ class App {
     this.current = null;
     this.replays = new ReplayStore();
     this.paused = false;
+    this.pauseAsked = null;
     this.replaying = false;
     this.pausedFrame = null;
     const select = /** @type {HTMLSelectElement} */ (byId("preset"));
@@ -300,6 +307,7 @@ class App {
    * @param {boolean} paused
    */
   applyPaused(paused) {
+    this.pauseAsked = null; // the server answered
     const wasPaused = this.paused;
     this.paused = paused;
     if (this.paused && !wasPaused) {
@@ -342,6 +350,14 @@ class App {
   }
 
   tick(now) {
+    const gl = this.view.renderer.getContext();
+    if (this.detail.gpuBusy(gl, now)) {
+      // the GPU still draws the last render: queue nothing more (a frame received waits, and the
+      // next render shows the newest camera and frame as soon as it is done)
+      this.showFps(now);
+      requestAnimationFrame((t) => this.tick(t));
+      return;
+    }
     const dt = this.lastTick ? Math.min((now - this.lastTick) / 1000, 0.25) : 0;
     this.lastTick = now;
     const buffer = this.buffer();
@@ -371,21 +387,42 @@ class App {
     // a recording needs frames even when nothing changes (paused): the canvas stream only
     // captures what is drawn
     if (this.recorder.recording) this.view.dirty = true;
-    if (this.view.dirty) {
+    const rendered = this.view.dirty;
+    if (rendered) {
       this.view.render();
       this.renders.push(now);
       this.renderCount += 1;
     }
+    if (rendered) {
+      this.detail.rendered(gl, now, this.shown ? this.shown.nAgents : 0);
+      if (this.detail.stride !== this.view.agentStride) this.applyDetail();
+    }
+    this.showFps(now);
+    this.updateRecordingUi();
+    // pull flow control: ask for the next frame once the last one is drawn
+    if (!this.paused && !this.pending && this.pauseAsked !== true) this.connection.requestFrame();
+    requestAnimationFrame((t) => this.tick(t));
+  }
+
+  /** Renders in the last second, shown in the status bar every half second. */
+  showFps(now) {
     while (this.renders.length && now - this.renders[0] > 1000) this.renders.shift();
     this.fps = this.renders.length;
     if (now - this.fpsShownAt >= 500) {
       this.statusBar.showFps(this.fps);
       this.fpsShownAt = now;
     }
-    this.updateRecordingUi();
-    // pull flow control: ask for the next frame once the last one is drawn
-    if (!this.paused && !this.pending) this.connection.requestFrame();
-    requestAnimationFrame((t) => this.tick(t));
+  }
+
+  /** Draw at the level of detail chosen (from the frame on screen) and say so in the status bar. */
+  applyDetail() {
+    const { scale } = this.detail.current;
+    this.view.setDetail(scale, this.detail.stride);
+    if (this.shown) this.view.show(this.shown);
+    this.statusBar.showDetail(this.detail.note);
+    const select = /** @type {HTMLSelectElement} */ (byId("detail"));
+    select.value = String(this.detail.mode);
+    select.options[0].text = this.detail.mode === "auto" ? `auto (${this.detail.current.label})` : "auto";
   }
 
   /** Per-axis period of a periodic world (replay interpolation unwraps across it). */
@@ -413,8 +450,17 @@ class App {
 
   // ---- pause and replay ------------------------------------------------------------------
 
+  /**
+   * Ask the server to pause or resume. The button and the status bar say so at once ("pausing…"),
+   * and no more live frames are asked for meanwhile: the server answers after the step it is
+   * running, which takes a second or more with 100 000 birds on a busy machine.
+   */
   togglePause() {
-    this.send({ type: this.paused ? "resume" : "pause" });
+    const pause = !(this.pauseAsked ?? this.paused);
+    if (this.send({ type: pause ? "pause" : "resume" })) {
+      this.pauseAsked = pause;
+      this.refreshPauseUi();
+    }
   }
 
   stopReplay() {
@@ -433,12 +479,14 @@ class App {
   refreshPauseUi() {
     const buffer = this.buffer();
     const pauseButton = byId("pause");
-    pauseButton.textContent = this.paused ? "Resume" : "Pause";
+    const shownPaused = this.pauseAsked ?? this.paused; // asked for, before the server answers
+    pauseButton.textContent = shownPaused ? "Resume" : "Pause";
     pauseButton.setAttribute("aria-pressed", String(this.paused));
     byId("replay-bar").hidden = !this.paused;
     byId("replay-play").textContent = this.replaying ? "Stop" : "Play";
     byId("make-replay-video").disabled = !this.paused || !buffer || buffer.length < 2 || this.recorder.recording;
-    const mode = this.paused ? (this.replaying ? `replay ${this.replaySpeed}x` : "paused") : "live";
+    let mode = this.paused ? (this.replaying ? `replay ${this.replaySpeed}x` : "paused") : "live";
+    if (this.pauseAsked !== null && this.pauseAsked !== this.paused) mode = this.pauseAsked ? "pausing…" : "resuming…";
     this.statusBar.showMode(mode);
     this.refreshTimeline();
   }
@@ -649,6 +697,16 @@ class App {
       byId("agent-size-value").textContent = `${Number(this.view.sizeScale.toFixed(2))}x`;
       if (this.shown) this.view.show(this.shown);
     });
+    const detail = /** @type {HTMLSelectElement} */ (byId("detail"));
+    detail.replaceChildren(
+      el("option", { value: "auto", text: "auto", title: "Lowered by itself while renders are slow" }),
+      ...LEVELS.map((level, k) => el("option", { value: String(k), text: level.label })),
+    );
+    detail.addEventListener("change", () => {
+      this.detail.setMode(detail.value === "auto" ? "auto" : Number(detail.value), performance.now());
+      this.applyDetail();
+    });
+    this.applyDetail();
     on("trails", "change", (e) => {
       this.view.trails.setEnabled(e.target.checked);
       if (this.shown) this.view.show(this.shown);
@@ -802,6 +860,13 @@ function testHook(app) {
     },
     get following() {
       return app.view.following;
+    },
+    /** Level of detail: mode ("auto" or a fixed level), level, resolution factor, bird stride,
+     * birds drawn, the status bar's note and the median render time [ms]. */
+    get detail() {
+      const d = app.detail;
+      const drawn = app.view.agents.geometry?.instanceCount ?? 0;
+      return { mode: d.mode, level: d.level, scale: d.current.scale, stride: d.stride, drawn, note: d.note, renderMs: d.renderMs };
     },
     get compiling() {
       return app.compiling;

@@ -20,10 +20,11 @@ import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 
 import { boxCorners, ellipsoidPoints, fitDistance, flockSample, sampleRadius } from "./camera.js";
+import { thinned } from "./detail.js";
 import { BoundsOutline, COLORS, EntityLayer, ObstacleLayer, baseGeometry } from "./layers.js";
 import { SKY, SUN_DIRECTION } from "./palette.js";
 import { pixelDifference } from "./pixels.js";
-import { FLAG_PREDATOR, FLAG_TARGET, extraRange } from "./protocol.js";
+import { FLAG_NEIGHBOR, FLAG_PREDATOR, FLAG_SELECTED, FLAG_TARGET, extraRange } from "./protocol.js";
 import { CORAL_COLORS, FISH_COLOR, FISH_SILVER, Seabed, WATER, applyLook } from "./sea.js";
 import { SKY_FRAGMENT, SKY_VERTEX } from "./shaders.js";
 import { TrailLayer } from "./trails.js";
@@ -113,6 +114,9 @@ export class ViewRenderer {
   constructor(canvas) {
     this.canvas = canvas;
     this.renderer = new THREE.WebGLRenderer({ canvas, antialias: true });
+    /** level of detail (detail.js): drawing-buffer resolution factor and the flock's stride */
+    this.resolutionScale = 1;
+    this.agentStride = 1;
     this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
     this.renderer.setClearColor(COLORS.background, 1);
     this.scene = new THREE.Scene();
@@ -329,7 +333,8 @@ export class ViewRenderer {
       this.sizeFromFlock = flockSpacing(frame) / depth;
     }
     const size = this.agentSize;
-    this.agents.update(frame, 0, frame.nAgents, size);
+    const drawn = thinned(frame, this.agentStride, FLAG_SELECTED | FLAG_NEIGHBOR);
+    this.agents.update(drawn, 0, drawn.nAgents, size);
     this.agents.material.uniforms.uMinPixels.value = agentMinPixels(frame.nAgents);
     this.agents.setOpacity(frame.dim === 3 ? flockOpacity(frame.nAgents) : 1);
     const [p0, p1] = extraRange(frame, FLAG_PREDATOR);
@@ -541,6 +546,23 @@ export class ViewRenderer {
     }
     this.renderer.render(this.scene, this.camera);
     this.dirty = false;
+  }
+
+  /**
+   * Level of detail: draw at `scale` times the display's resolution and every `stride`-th bird
+   * (from the next frame shown).
+   *
+   * @param {number} scale 0..1 resolution factor
+   * @param {number} stride 1 draws every bird
+   */
+  setDetail(scale, stride) {
+    this.agentStride = stride;
+    if (scale !== this.resolutionScale) {
+      this.resolutionScale = scale;
+      this.renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2) * scale);
+      this.resize();
+    }
+    this.dirty = true;
   }
 
   /** Match the drawing buffer to the canvas's displayed size. */

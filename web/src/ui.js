@@ -162,6 +162,13 @@ export class StatusBar {
   }
 
   /** @param {number} fps rendered frames per second, measured here */
+  /** @param {string} text the level of detail's note ("drawing 1 in 4 birds: slow renderer"); "" hides it */
+  showDetail(text) {
+    const node = byId("status-detail");
+    node.textContent = text;
+    node.hidden = text === "";
+  }
+
   showFps(fps) {
     this.fields.fps.textContent = formatValue(fps, 0);
   }
