@@ -20,6 +20,7 @@ import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 
 import { boxCorners, ellipsoidPoints, fitDistance, flockSample, sampleRadius } from "./camera.js";
+import { relativeDensity } from "./density.js";
 import { BoundsOutline, COLORS, EntityLayer, ObstacleLayer, baseGeometry } from "./layers.js";
 import { SKY, SUN_DIRECTION } from "./palette.js";
 import { pixelDifference } from "./pixels.js";
@@ -79,15 +80,33 @@ export function agentMinPixels(n) {
  * thousand birds at the smallest size). */
 const SMALL_FLOCK_PIXELS = 9;
 /**
- * Opacity of plain 3D agents in a flock of `n`: opaque up to OPAQUE_MAX_N, then falling as
- * n^(-1/3) (about the birds one line of sight crosses) to at least 0.3: a lone bird is a faint
- * dot, a sheet seen edge-on or a dense wave is dark.
+ * Opacity of plain 3D agents in a flock of `n`: opaque up to OPAQUE_MAX_N, then half of
+ * (OPAQUE_MAX_N / n)^(1/3) (about the birds one line of sight crosses), at least 0.15: a lone bird
+ * is a faint dot, and where birds overlap along the line of sight (a sheet seen edge-on, a dense
+ * wave) the shade builds up to near black. Each bird's own opacity is this times its local
+ * density to the 3/4 (shaders.js, density.js).
  *
  * @param {number} n
- * @returns {number} 0.3..1
+ * @returns {number} 0.15..1
  */
 export function flockOpacity(n) {
-  return n <= OPAQUE_MAX_N ? 1 : Math.max(0.3, (OPAQUE_MAX_N / n) ** (1 / 3));
+  return n <= OPAQUE_MAX_N ? 1 : Math.max(0.2, 0.7 * (OPAQUE_MAX_N / n) ** (1 / 3));
+}
+
+/** Smallest drawn length of a bird in a translucent flock (over OPAQUE_MAX_N) [CSS px]: birds
+ * large enough to overlap, so that the shade is the number of birds along the line of sight
+ * (the density) rather than a speckle of sub-pixel darts. */
+const DENSITY_MIN_PIXELS = 2.6;
+
+/**
+ * Smallest drawn length of a 3D agent [CSS px] in a flock of `n`: agentMinPixels, and in a
+ * translucent flock at least DENSITY_MIN_PIXELS.
+ *
+ * @param {number} n
+ * @returns {number}
+ */
+export function flockMinPixels(n) {
+  return n > OPAQUE_MAX_N ? Math.max(agentMinPixels(n), DENSITY_MIN_PIXELS) : agentMinPixels(n);
 }
 
 /** Wing beats per second of simulated time (3D birds). */
@@ -329,8 +348,15 @@ export class ViewRenderer {
       this.sizeFromFlock = flockSpacing(frame) / depth;
     }
     const size = this.agentSize;
-    this.agents.update(frame, 0, frame.nAgents, size);
-    this.agents.material.uniforms.uMinPixels.value = agentMinPixels(frame.nAgents);
+    let density = null;
+    if (frame.dim === 3 && frame.nAgents > OPAQUE_MAX_N) {
+      // large flocks: each bird shaded by its local density (dense sheets dark, thin regions light)
+      if (!this.density || this.density.length < frame.nAgents) this.density = new Float32Array(frame.nAgents);
+      density = relativeDensity(frame.positions, frame.nAgents, frame.bboxMin, frame.bboxMax, this.density);
+    }
+    this.agents.update(frame, 0, frame.nAgents, size, density);
+    const minPixels = frame.dim === 3 ? flockMinPixels(frame.nAgents) : agentMinPixels(frame.nAgents);
+    this.agents.material.uniforms.uMinPixels.value = minPixels;
     this.agents.setOpacity(frame.dim === 3 ? flockOpacity(frame.nAgents) : 1);
     const [p0, p1] = extraRange(frame, FLAG_PREDATOR);
     this.predators.update(frame, p0, p1, size);
