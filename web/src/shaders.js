@@ -150,13 +150,17 @@ void main() {
     float fog = haze * uFogMax * (1.0 - 0.75 * vHighlight);
     vAlpha = uOpacity;
     if (uDensity > 0.5 && vHighlight < 0.5) {
-      // density shading: a bird in a dense sheet is more opaque and drawn larger (at a distance
-      // the eye no longer separates its neighbours: the sheet fills in dark), one in a thin
-      // region or at an edge fainter and paler; far birds fade further into the sky
-      float rho = clamp(iDensity, 0.1, 4.0);
-      vAlpha = clamp(uOpacity * rho * sqrt(rho), 0.04, 1.0);
+      // density shading (footage: dense parts near black, thin parts pale grey): a bird in a
+      // dense sheet is more opaque, larger (at a distance the eye no longer separates its
+      // neighbours: the sheet fills in) and a dark silhouette, little hazed; one in a thin region
+      // or at an edge fainter and paled toward the sky
+      float rho = clamp(iDensity, 0.05, 4.0);
+      float dense = smoothstep(1.0, 2.2, rho);
+      float thin = 1.0 - smoothstep(0.25, 1.0, rho);
+      vAlpha = clamp(uOpacity * rho * rho, 0.06, 1.0);
       size *= clamp(pow(rho, 0.75), 0.6, 2.2);
-      fog = min(fog + 0.5 * clamp(1.0 - rho, 0.0, 1.0), 0.9);
+      colour *= mix(1.0, 0.3, dense);
+      fog = min(fog * (1.0 - 0.6 * dense) + 0.55 * thin, 0.92);
     }
     colour = mix(colour, uHazeColor, fog);
   } else {
