@@ -53,10 +53,30 @@ const MIN_DISTANCE_RADII = 3.2;
 const SPACING_SHARE_3D = 1 / 4.5;
 /** Flocks of more than this many agents are drawn translucent (density shading, see flockOpacity). */
 const OPAQUE_MAX_N = 5_000;
-/** Per frame, the share of the way the followed camera moves toward the flock. */
+/** Per FOLLOW_FRAME_S of simulated time, the share of the way the followed camera moves toward
+ * the flock. */
 const FOLLOW_RATE = 0.12;
-/** Per frame, the share of the way the followed 3D camera's distance moves toward its goal. */
+/** Per FOLLOW_FRAME_S of simulated time, the share of the way the followed 3D camera's distance
+ * moves toward its goal. */
 const FOLLOW_ZOOM_RATE = 0.06;
+/** The simulated time the follow rates are given per [s]: one frame at 60 frames per second. */
+const FOLLOW_FRAME_S = 1 / 60;
+
+/**
+ * Share of the way the followed camera moves toward its goal between two frames `dt` of
+ * simulated time apart: `rate` per FOLLOW_FRAME_S, compounded, so that the camera keeps up with
+ * the flock however few frames the page draws (a busy or software renderer draws a frame every
+ * half second or less: per frame, the camera fell behind a flying flock until it left the view).
+ * `dt` 0 or unknown (paused, a new flock): `rate`; at most a second's worth.
+ *
+ * @param {number} rate share per FOLLOW_FRAME_S, 0..1
+ * @param {number} dt simulated time since the last frame [s] (its size: replay may go back)
+ * @returns {number} 0..1
+ */
+export function followShare(rate, dt) {
+  const steps = Math.min(Math.abs(dt), 1) / FOLLOW_FRAME_S;
+  return steps > 0 && Number.isFinite(steps) ? 1 - (1 - rate) ** steps : rate;
+}
 /** Smallest drawn length of an agent in 3D [CSS px] in a flock of up to MIN_PIXELS_FULL_N birds
  * (highlights have their own, larger minimums: see shaders.js). */
 const MIN_AGENT_PIXELS = 2.2;
@@ -435,7 +455,9 @@ export class ViewRenderer {
     if (!this.flock) return;
     const c = new THREE.Vector3(...this.flock.centre);
     if (this.dim === 2) c.z = 0;
-    const delta = c.sub(this.controls.target).multiplyScalar(FOLLOW_RATE);
+    const dt = (this.frame?.time ?? 0) - (this.followTime ?? this.frame?.time ?? 0);
+    this.followTime = this.frame?.time;
+    const delta = c.sub(this.controls.target).multiplyScalar(followShare(FOLLOW_RATE, dt));
     this.controls.target.add(delta);
     this.camera.position.add(delta);
     if (this.dim === 3 && !this.userMoving) {
@@ -443,7 +465,7 @@ export class ViewRenderer {
       const now = offset.length();
       const goal = this._flockDistance() * this.followZoom;
       if (now > 0 && goal > 0) {
-        offset.multiplyScalar((now + (goal - now) * FOLLOW_ZOOM_RATE) / now);
+        offset.multiplyScalar((now + (goal - now) * followShare(FOLLOW_ZOOM_RATE, dt)) / now);
         this.camera.position.copy(this.controls.target).add(offset);
       }
     }

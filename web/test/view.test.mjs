@@ -125,3 +125,13 @@ test("flockMinPixels: translucent flocks' birds at least 2.6 px (they overlap: s
   assert.equal(flockMinPixels(20_000), 2.6);
   assert.equal(flockMinPixels(100_000), 2.6);
 });
+
+test("followShare: the follow camera's easing compounds with the simulated time between frames", async () => {
+  const { followShare } = await import("../src/renderer.js");
+  assert.ok(Math.abs(followShare(0.12, 1 / 60) - 0.12) < 1e-12); // one frame at 60 per second
+  assert.ok(Math.abs(followShare(0.12, 2 / 60) - (1 - 0.88 ** 2)) < 1e-12); // two frames' worth at once
+  assert.ok(followShare(0.12, 0.5) > 0.97); // a frame every half second: the camera keeps up
+  assert.equal(followShare(0.12, 0), 0.12); // paused or a new flock
+  assert.equal(followShare(0.12, -1 / 60), followShare(0.12, 1 / 60)); // replay going back
+  assert.equal(followShare(0.12, 100), followShare(0.12, 1)); // at most a second's worth
+});
