@@ -325,7 +325,6 @@ def test_500_starlings_are_framed_whole_by_the_follow_camera(open_page):
         h, w = dark.shape
         edge = 6
         at_edge = float(np.mean((xs < edge) | (xs >= w - edge) | (ys < edge) | (ys >= h - edge)))
-        Image.fromarray(rgb).save(f"/tmp/dens/frame_{_}_{at_edge:.3f}.png")
         assert at_edge <= 0.002, at_edge
         assert xs.max() - xs.min() > w / 4 or ys.max() - ys.min() > h / 4, (xs.min(), xs.max(), ys.min(), ys.max())
 
