@@ -383,8 +383,8 @@ def test_a_large_murmuration_is_dark_where_dense_and_pale_where_thin(open_page):
     was an even grey at best. 10 000 starlings (fewer than 100 000, so that SwiftShader keeps up;
     over 5000, where the density shading starts), once the flock has drawn together (6 s): its
     core is dark (its darkest blocks over 0.37 of the way from the sky to black) and most of it
-    is pale. The page before: core 0.249-0.250, pale share 0.46; now 0.487-0.488 and 0.79, in
-    two runs each (docs/viewer.md)."""
+    is pale. The page before: core 0.240-0.250, pale share 0.39-0.46; now 0.484-0.488 and
+    0.79-0.80, in three runs each (docs/viewer.md)."""
     page = open_page(query("starlings-3d", "agents.n=10000"))
     wait(page, "flocksim.frame.time > 6", FIRST_FRAME_TIMEOUT_MS)
     settle(page, 4)
