@@ -105,6 +105,7 @@ export class EntityLayer {
         uTurningColor: { value: new THREE.Color(COLORS.turning) },
         uShade: { value: 0 },
         uOpacity: { value: 1 },
+        uDensity: { value: 0 },
         uMinPixels: { value: minPixels },
         uHighlight: { value: highlight },
         uRimColor: { value: new THREE.Color(COLORS.rim) },
@@ -163,8 +164,10 @@ export class EntityLayer {
    * @param {number} start
    * @param {number} end
    * @param {number} size body length of one entry [world units]
+   * @param {Float32Array|null} [density] 3D: per entry of [start, end), its local density relative
+   *   to the flock's (density.js): plain entries are shaded by it; null: not shaded
    */
-  update(frame, start, end, size) {
+  update(frame, start, end, size, density = null) {
     const count = end - start;
     this.mesh.visible = count > 0;
     if (count <= 0) return;
@@ -174,8 +177,10 @@ export class EntityLayer {
     copyInto(attrs.iPos, frame.positions.subarray(start * dim, end * dim));
     copyInto(attrs.iHead, frame.headings.subarray(start * dim, end * dim));
     copyInto(attrs.iFlag, frame.flags.subarray(start, end));
+    if (density) copyInto(attrs.iDensity, density.subarray(0, count));
     this.geometry.instanceCount = count;
     const u = this.material.uniforms;
+    u.uDensity.value = density && dim === 3 ? 1 : 0;
     u.uQuant.value = layout === LAYOUT_F32 ? 0 : 1;
     u.uBoxMin.value.fromArray(frame.bboxMin);
     u.uBoxExt.value.set(
@@ -212,6 +217,7 @@ export class EntityLayer {
     g.setAttribute("iPos", attr(Pos, dim, quantized));
     g.setAttribute("iHead", attr(Head, dim, quantized && Head !== Float32Array)); // 3D q16: decoded floats
     g.setAttribute("iFlag", attr(Uint8Array, 1, false));
+    g.setAttribute("iDensity", attr(Float32Array, 1, false));
     if (this.geometry) this.geometry.dispose();
     this.geometry = g;
     this.mesh.geometry = g;

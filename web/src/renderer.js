@@ -20,6 +20,7 @@ import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 
 import { boxCorners, ellipsoidPoints, fitDistance, flockSample, sampleRadius } from "./camera.js";
+import { relativeDensity } from "./density.js";
 import { thinned } from "./detail.js";
 import { BoundsOutline, COLORS, EntityLayer, ObstacleLayer, baseGeometry } from "./layers.js";
 import { SKY, SUN_DIRECTION } from "./palette.js";
@@ -53,10 +54,30 @@ const MIN_DISTANCE_RADII = 3.2;
 const SPACING_SHARE_3D = 1 / 4.5;
 /** Flocks of more than this many agents are drawn translucent (density shading, see flockOpacity). */
 const OPAQUE_MAX_N = 5_000;
-/** Per frame, the share of the way the followed camera moves toward the flock. */
+/** Per FOLLOW_FRAME_S of simulated time, the share of the way the followed camera moves toward
+ * the flock. */
 const FOLLOW_RATE = 0.12;
-/** Per frame, the share of the way the followed 3D camera's distance moves toward its goal. */
+/** Per FOLLOW_FRAME_S of simulated time, the share of the way the followed 3D camera's distance
+ * moves toward its goal. */
 const FOLLOW_ZOOM_RATE = 0.06;
+/** The simulated time the follow rates are given per [s]: one frame at 60 frames per second. */
+const FOLLOW_FRAME_S = 1 / 60;
+
+/**
+ * Share of the way the followed camera moves toward its goal between two frames `dt` of
+ * simulated time apart: `rate` per FOLLOW_FRAME_S, compounded, so that the camera keeps up with
+ * the flock however few frames the page draws (a busy or software renderer draws a frame every
+ * half second or less: per frame, the camera fell behind a flying flock until it left the view).
+ * `dt` 0 or unknown (paused, a new flock): `rate`; at most a second's worth.
+ *
+ * @param {number} rate share per FOLLOW_FRAME_S, 0..1
+ * @param {number} dt simulated time since the last frame [s] (its size: replay may go back)
+ * @returns {number} 0..1
+ */
+export function followShare(rate, dt) {
+  const steps = Math.min(Math.abs(dt), 1) / FOLLOW_FRAME_S;
+  return steps > 0 && Number.isFinite(steps) ? 1 - (1 - rate) ** steps : rate;
+}
 /** Smallest drawn length of an agent in 3D [CSS px] in a flock of up to MIN_PIXELS_FULL_N birds
  * (highlights have their own, larger minimums: see shaders.js). */
 const MIN_AGENT_PIXELS = 2.2;
@@ -80,15 +101,33 @@ export function agentMinPixels(n) {
  * thousand birds at the smallest size). */
 const SMALL_FLOCK_PIXELS = 9;
 /**
- * Opacity of plain 3D agents in a flock of `n`: opaque up to OPAQUE_MAX_N, then falling as
- * n^(-1/3) (about the birds one line of sight crosses) to at least 0.3: a lone bird is a faint
- * dot, a sheet seen edge-on or a dense wave is dark.
+ * Opacity of plain 3D agents in a flock of `n`: opaque up to OPAQUE_MAX_N, then half of
+ * (OPAQUE_MAX_N / n)^(1/3) (about the birds one line of sight crosses), at least 0.15: a lone bird
+ * is a faint dot, and where birds overlap along the line of sight (a sheet seen edge-on, a dense
+ * wave) the shade builds up to near black. Each bird's own opacity is this times its local
+ * density to the 3/4 (shaders.js, density.js).
  *
  * @param {number} n
- * @returns {number} 0.3..1
+ * @returns {number} 0.15..1
  */
 export function flockOpacity(n) {
-  return n <= OPAQUE_MAX_N ? 1 : Math.max(0.3, (OPAQUE_MAX_N / n) ** (1 / 3));
+  return n <= OPAQUE_MAX_N ? 1 : Math.max(0.2, 0.7 * (OPAQUE_MAX_N / n) ** (1 / 3));
+}
+
+/** Smallest drawn length of a bird in a translucent flock (over OPAQUE_MAX_N) [CSS px]: birds
+ * large enough to overlap, so that the shade is the number of birds along the line of sight
+ * (the density) rather than a speckle of sub-pixel darts. */
+const DENSITY_MIN_PIXELS = 2.6;
+
+/**
+ * Smallest drawn length of a 3D agent [CSS px] in a flock of `n`: agentMinPixels, and in a
+ * translucent flock at least DENSITY_MIN_PIXELS.
+ *
+ * @param {number} n
+ * @returns {number}
+ */
+export function flockMinPixels(n) {
+  return n > OPAQUE_MAX_N ? Math.max(agentMinPixels(n), DENSITY_MIN_PIXELS) : agentMinPixels(n);
 }
 
 /** Wing beats per second of simulated time (3D birds). */
@@ -334,8 +373,16 @@ export class ViewRenderer {
     }
     const size = this.agentSize;
     const drawn = thinned(frame, this.agentStride, FLAG_SELECTED | FLAG_NEIGHBOR);
-    this.agents.update(drawn, 0, drawn.nAgents, size);
-    this.agents.material.uniforms.uMinPixels.value = agentMinPixels(frame.nAgents);
+    let density = null;
+    if (frame.dim === 3 && frame.nAgents > OPAQUE_MAX_N) {
+      // large flocks: each bird shaded by its local density (dense sheets dark, thin regions light),
+      // measured on the birds drawn (a stride of the flock samples it evenly)
+      if (!this.density || this.density.length < drawn.nAgents) this.density = new Float32Array(drawn.nAgents);
+      density = relativeDensity(drawn.positions, drawn.nAgents, frame.bboxMin, frame.bboxMax, this.density);
+    }
+    this.agents.update(drawn, 0, drawn.nAgents, size, density);
+    const minPixels = frame.dim === 3 ? flockMinPixels(frame.nAgents) : agentMinPixels(frame.nAgents);
+    this.agents.material.uniforms.uMinPixels.value = minPixels;
     this.agents.setOpacity(frame.dim === 3 ? flockOpacity(frame.nAgents) : 1);
     const [p0, p1] = extraRange(frame, FLAG_PREDATOR);
     this.predators.update(frame, p0, p1, size);
@@ -414,7 +461,9 @@ export class ViewRenderer {
     if (!this.flock) return;
     const c = new THREE.Vector3(...this.flock.centre);
     if (this.dim === 2) c.z = 0;
-    const delta = c.sub(this.controls.target).multiplyScalar(FOLLOW_RATE);
+    const dt = (this.frame?.time ?? 0) - (this.followTime ?? this.frame?.time ?? 0);
+    this.followTime = this.frame?.time;
+    const delta = c.sub(this.controls.target).multiplyScalar(followShare(FOLLOW_RATE, dt));
     this.controls.target.add(delta);
     this.camera.position.add(delta);
     if (this.dim === 3 && !this.userMoving) {
@@ -422,7 +471,7 @@ export class ViewRenderer {
       const now = offset.length();
       const goal = this._flockDistance() * this.followZoom;
       if (now > 0 && goal > 0) {
-        offset.multiplyScalar((now + (goal - now) * FOLLOW_ZOOM_RATE) / now);
+        offset.multiplyScalar((now + (goal - now) * followShare(FOLLOW_ZOOM_RATE, dt)) / now);
         this.camera.position.copy(this.controls.target).add(offset);
       }
     }

@@ -19,6 +19,10 @@
  *   freezes when paused and slows down in slow-motion replay;
  * - the selected agent, its neighbours and predators are never hidden by the flock (drawn nearer
  *   the camera along their line of sight, `uXray`);
+ * - large flocks (translucent, see renderer.js): a plain bird's opacity follows its local density
+ *   (`iDensity`, estimated on a coarse grid by density.js: `uDensity` 1), and a bird in a thin
+ *   region is paler, so dense sheets are dark and thin regions light, as against the sky in
+ *   footage;
  * - flat shading from the low sun, and aerial perspective: birds farther than the flock's near
  *   side fade toward the sky's colour in the flock's direction (`uFogNear` .. `uFogFar` view
  *   depth, at most `uFogMax`), highlights much less; both per vertex, so the fragment shader only
@@ -63,6 +67,7 @@ export const ENTITY_VERTEX = /* glsl */ `
 attribute vec3 iPos;
 attribute vec3 iHead;
 attribute float iFlag;
+attribute float iDensity;  // 3D agents of a large flock: local density relative to the flock's (density.js)
 attribute vec3 aEdge;      // 2D arrow: 0 along its outer edges (the rim of highlights)
 
 uniform float uQuant;      // 1: iPos is normalized q16, dequantize with the box
@@ -85,6 +90,8 @@ uniform float uFogFar;     // 3D: view depth of full haze [world units]
 uniform float uFogMax;     // 3D: haze at uFogFar, 0..1
 uniform vec3 uHazeColor;   // 3D: the sky's colour toward the flock
 uniform float uHighlight;  // the layer's own highlight (predators 1)
+uniform float uOpacity;    // plain entries' opacity (large 3D flocks: density shows as shade)
+uniform float uDensity;    // 3D: 1 where iDensity shades plain entries (large flocks), 0 off
 uniform float uXray;       // 3D: the selected agent, its neighbours and predators are drawn this much
                            // nearer the camera along their line of sight (same place and size on
                            // screen), so the flock does not hide them [world units]
@@ -93,6 +100,7 @@ varying vec3 vColor;
 varying vec3 vEdge;
 varying vec3 vWorld;
 varying float vHighlight;  // 0 plain, up to 1 for the selected agent: less shading and haze
+varying float vAlpha;      // opacity of a plain entry
 
 void main() {
   vec3 p = uQuant > 0.5 ? uBoxMin + iPos * uBoxExt : iPos;
@@ -139,7 +147,24 @@ void main() {
     float lit = abs(dot(n, normalize(uSunDir)));
     colour *= mix(mix(0.6, 1.0, vHighlight), mix(1.6, 1.15, vHighlight), lit);
     float haze = clamp((depth - uFogNear) / max(uFogFar - uFogNear, 1e-6), 0.0, 1.0);
-    colour = mix(colour, uHazeColor, haze * uFogMax * (1.0 - 0.75 * vHighlight));
+    float fog = haze * uFogMax * (1.0 - 0.75 * vHighlight);
+    vAlpha = uOpacity;
+    if (uDensity > 0.5 && vHighlight < 0.5) {
+      // density shading (footage: dense parts near black, thin parts pale grey): a bird in a
+      // dense sheet is more opaque, larger (at a distance the eye no longer separates its
+      // neighbours: the sheet fills in) and a dark silhouette, little hazed; one in a thin region
+      // or at an edge fainter and paled toward the sky
+      float rho = clamp(iDensity, 0.05, 4.0);
+      float dense = smoothstep(1.0, 2.2, rho);
+      float thin = 1.0 - smoothstep(0.25, 1.0, rho);
+      vAlpha = clamp(uOpacity * rho * rho, 0.06, 1.0);
+      size *= clamp(pow(rho, 0.75), 0.6, 2.2);
+      colour *= mix(1.0, 0.3, dense);
+      fog = min(fog * (1.0 - 0.6 * dense) + 0.55 * thin, 0.92);
+    }
+    colour = mix(colour, uHazeColor, fog);
+  } else {
+    vAlpha = uOpacity;
   }
   vec3 offset = size * (local.x * fwd + local.y * up + local.z * side);  // from the centre [world units]
   vec4 view;
@@ -167,11 +192,11 @@ uniform float uShade;      // 1: 3D (shaded in the vertex shader); 0: 2D
 uniform float uClipKind;   // 2D: 0 none, 1 box, 2 ellipse
 uniform vec4 uClip;        // box: min x, min y, max x, max y; ellipse: 0, 0, semi-axis x, semi-axis y
 uniform vec3 uRimColor;    // 2D: rim of highlighted entries
-uniform float uOpacity;    // plain entries' opacity (large 3D flocks: density shows as shade)
 varying vec3 vColor;
 varying vec3 vEdge;
 varying vec3 vWorld;
 varying float vHighlight;
+varying float vAlpha;
 void main() {
   if (uClipKind > 0.5) {
     if (uClipKind < 1.5) {
@@ -187,7 +212,7 @@ void main() {
     vec3 rim = smoothstep(vec3(0.0), 1.3 * fwidth(vEdge), vEdge);
     colour = mix(uRimColor, colour, min(rim.x, min(rim.y, rim.z)));
   }
-  gl_FragColor = vec4(colour, vHighlight > 0.5 ? 1.0 : uOpacity);
+  gl_FragColor = vec4(colour, vHighlight > 0.5 ? 1.0 : vAlpha);
   #include <colorspace_fragment>
 }
 `;

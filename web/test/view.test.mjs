@@ -110,10 +110,28 @@ test("engineText: what steps the simulation, in the status bar", async () => {
   assert.equal(engineText({ name: "cpu", threads: 4, layer: "none" }), "(4 threads)");
 });
 
-test("flockOpacity: opaque up to 5000 birds, then n^(-1/3), at least 0.3", async () => {
+test("flockOpacity: opaque up to 5000 birds, then 0.7 n^(-1/3), at least 0.2", async () => {
   const { flockOpacity } = await import("../src/renderer.js");
   assert.equal(flockOpacity(500), 1);
   assert.equal(flockOpacity(5_000), 1);
-  assert.ok(Math.abs(flockOpacity(40_000) - 0.5) < 1e-12);
-  assert.equal(flockOpacity(1e7), 0.3);
+  assert.ok(Math.abs(flockOpacity(40_000) - 0.35) < 1e-12);
+  assert.equal(flockOpacity(1e7), 0.2);
+});
+
+test("flockMinPixels: translucent flocks' birds at least 2.6 px (they overlap: shade, not speckle)", async () => {
+  const { agentMinPixels, flockMinPixels } = await import("../src/renderer.js");
+  assert.equal(flockMinPixels(500), agentMinPixels(500));
+  assert.equal(flockMinPixels(5_000), agentMinPixels(5_000));
+  assert.equal(flockMinPixels(20_000), 2.6);
+  assert.equal(flockMinPixels(100_000), 2.6);
+});
+
+test("followShare: the follow camera's easing compounds with the simulated time between frames", async () => {
+  const { followShare } = await import("../src/renderer.js");
+  assert.ok(Math.abs(followShare(0.12, 1 / 60) - 0.12) < 1e-12); // one frame at 60 per second
+  assert.ok(Math.abs(followShare(0.12, 2 / 60) - (1 - 0.88 ** 2)) < 1e-12); // two frames' worth at once
+  assert.ok(followShare(0.12, 0.5) > 0.97); // a frame every half second: the camera keeps up
+  assert.equal(followShare(0.12, 0), 0.12); // paused or a new flock
+  assert.equal(followShare(0.12, -1 / 60), followShare(0.12, 1 / 60)); // replay going back
+  assert.equal(followShare(0.12, 100), followShare(0.12, 1)); // at most a second's worth
 });
