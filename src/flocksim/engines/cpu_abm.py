@@ -131,11 +131,13 @@ def gather_block(lo, nruns, tid, runs, shifts, xs, ys, zs, qs, dim, f, q):
     """Copy the candidates of a cell's block runs (cell-order slots, see
     :func:`flocksim.neighbors.coherent.block_runs`) into this thread's block rows: ``f`` rows
     x, y, z and the run's image shift x, y, z (float64), ``q`` rows the unit heading in fixed
-    point x, y, z (int64); 2D leaves the z rows alone. Returns the number of candidates and the
-    row of slot ``lo`` (the cell's first bird: the cell's birds follow it in order)."""
+    point x, y, z (int64); 2D leaves the z rows alone. Returns the number of candidates, the
+    row of slot ``lo`` (the cell's first bird: the cell's birds follow it in order) and whether
+    any run has a non-zero image shift."""
     qxs, qys, qzs = qs
     m = 0
     own = 0
+    shifted = False
     for r in range(nruns):
         s0 = runs[tid, r, 0]
         s1 = runs[tid, r, 1]
@@ -144,6 +146,7 @@ def gather_block(lo, nruns, tid, runs, shifts, xs, ys, zs, qs, dim, f, q):
         sx = shifts[tid, r, 0]
         sy = shifts[tid, r, 1]
         sz = shifts[tid, r, 2]
+        shifted = shifted or sx != 0.0 or sy != 0.0 or sz != 0.0
         for s in range(s0, s1):
             f[0, m] = xs[s]
             f[1, m] = ys[s]
@@ -156,61 +159,92 @@ def gather_block(lo, nruns, tid, runs, shifts, xs, ys, zs, qs, dim, f, q):
                 f[5, m] = sz
                 q[2, m] = qzs[s]
             m += 1
-    return m, own
+    return m, own, shifted
 
 
 @device
-def sum_gathered(m, me, xi, yi, zi, f, q, c, scales):
+def sum_gathered(m, me, xi, yi, zi, f, q, shifted, c, scales):
     """Fixed-point sums of the bird in block row ``me`` at (xi, yi, zi) over the m gathered
     candidates (:func:`gather_block`): the rule of :func:`abm_accumulate_fixed` on scalar locals,
     branch-free under masks, the displacement (x_j - x_i) - shift as the reference takes it.
 
     One loop over the whole block, not one per run: LLVM vectorises it, and a vectorised loop's
     entry and exit (ten lane sums) cost about as much as a dozen candidates, which runs of four to
-    twelve slots paid several times per bird. In 2D the z terms are exact zeros and left out."""
+    twelve slots paid several times per bird. Blocks without an image shift (all but the cells at
+    the box's faces) take a copy of the loop that reads no shift rows. In 2D the z terms are exact
+    zeros and left out."""
+    if c.dim == 2:
+        if shifted:
+            return _sum_gathered_2d(m, me, xi, yi, f, q, True, c, scales)
+        return _sum_gathered_2d(m, me, xi, yi, f, q, False, c, scales)
+    if shifted:
+        return _sum_gathered_3d(m, me, xi, yi, zi, f, q, True, c, scales)
+    return _sum_gathered_3d(m, me, xi, yi, zi, f, q, False, c, scales)
+
+
+@device
+def _sum_gathered_2d(m, me, xi, yi, f, q, shifted, c, scales):
+    """:func:`sum_gathered` in 2D; ``shifted`` is a constant at each call (x - 0.0 is x, so both
+    copies give the same bits)."""
+    r2 = c.vision2
+    close2 = c.separation2
+    scale = scales.displacement
+    count = cx = cy = px = py = mx = my = np.int64(0)
+    for e in range(m):
+        dx = f[0, e] - xi
+        dy = f[1, e] - yi
+        if shifted:
+            dx -= f[3, e]
+            dy -= f[4, e]
+        d2 = dx * dx + dy * dy
+        inside = (d2 <= r2) & (e != me)
+        near = -np.int64(inside)  # all ones or zero: masks, not branches
+        close = -np.int64(inside & (d2 < close2))
+        ix = to_fixed(dx, scale)
+        iy = to_fixed(dy, scale)
+        count += np.int64(inside)
+        cx += ix & near
+        cy += iy & near
+        px -= ix & close
+        py -= iy & close
+        mx += q[0, e] & near
+        my += q[1, e] & near
+    zero = np.int64(0)
+    return count, cx, cy, zero, px, py, zero, mx, my, zero
+
+
+@device
+def _sum_gathered_3d(m, me, xi, yi, zi, f, q, shifted, c, scales):
+    """:func:`sum_gathered` in 3D."""
     r2 = c.vision2
     close2 = c.separation2
     scale = scales.displacement
     count = cx = cy = cz = px = py = pz = mx = my = mz = np.int64(0)
-    if c.dim == 2:
-        for e in range(m):
-            dx = (f[0, e] - xi) - f[3, e]
-            dy = (f[1, e] - yi) - f[4, e]
-            d2 = dx * dx + dy * dy
-            inside = (d2 <= r2) & (e != me)
-            near = -np.int64(inside)  # all ones or zero: masks, not branches
-            close = -np.int64(inside & (d2 < close2))
-            ix = to_fixed(dx, scale)
-            iy = to_fixed(dy, scale)
-            count += np.int64(inside)
-            cx += ix & near
-            cy += iy & near
-            px -= ix & close
-            py -= iy & close
-            mx += q[0, e] & near
-            my += q[1, e] & near
-    else:
-        for e in range(m):
-            dx = (f[0, e] - xi) - f[3, e]
-            dy = (f[1, e] - yi) - f[4, e]
-            dz = (f[2, e] - zi) - f[5, e]
-            d2 = dx * dx + dy * dy + dz * dz
-            inside = (d2 <= r2) & (e != me)
-            near = -np.int64(inside)
-            close = -np.int64(inside & (d2 < close2))
-            ix = to_fixed(dx, scale)
-            iy = to_fixed(dy, scale)
-            iz = to_fixed(dz, scale)
-            count += np.int64(inside)
-            cx += ix & near
-            cy += iy & near
-            cz += iz & near
-            px -= ix & close
-            py -= iy & close
-            pz -= iz & close
-            mx += q[0, e] & near
-            my += q[1, e] & near
-            mz += q[2, e] & near
+    for e in range(m):
+        dx = f[0, e] - xi
+        dy = f[1, e] - yi
+        dz = f[2, e] - zi
+        if shifted:
+            dx -= f[3, e]
+            dy -= f[4, e]
+            dz -= f[5, e]
+        d2 = dx * dx + dy * dy + dz * dz
+        inside = (d2 <= r2) & (e != me)
+        near = -np.int64(inside)
+        close = -np.int64(inside & (d2 < close2))
+        ix = to_fixed(dx, scale)
+        iy = to_fixed(dy, scale)
+        iz = to_fixed(dz, scale)
+        count += np.int64(inside)
+        cx += ix & near
+        cy += iy & near
+        cz += iz & near
+        px -= ix & close
+        py -= iy & close
+        pz -= iz & close
+        mx += q[0, e] & near
+        my += q[1, e] & near
+        mz += q[2, e] & near
     return count, cx, cy, cz, px, py, pz, mx, my, mz
 
 
@@ -230,9 +264,9 @@ def _headings_of_cells(c0, c1, tid, xs, ys, zs, hxs, hys, hzs, qs, order, cell_s
         if hi == lo:
             continue
         nruns = block_runs(cc, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
-        m, own = gather_block(lo, nruns, tid, runs, shifts, xs, ys, zs, qs, c.dim, f, q)
+        m, own, shifted = gather_block(lo, nruns, tid, runs, shifts, xs, ys, zs, qs, c.dim, f, q)
         for si in range(lo, hi):
-            acc = sum_gathered(m, own + (si - lo), xs[si], ys[si], zs[si], f, q, c, scales)
+            acc = sum_gathered(m, own + (si - lo), xs[si], ys[si], zs[si], f, q, shifted, c, scales)
             hx, hy, hz = abm_finish_fixed(hxs[si], hys[si], hzs[si], acc, c, scales)
             heading[si, 0] = hx
             heading[si, 1] = hy
