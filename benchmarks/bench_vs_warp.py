@@ -119,7 +119,7 @@ def make_kernel(wp: Any, real: Any) -> Any:
         h = head[i]
         vision2 = vision * vision
         separation2 = separation * separation
-        count = int(0)
+        count = wp.int32(0)  # a dynamic (loop-carried) variable in Warp's kernel language
         coh = vec()
         sep = vec()
         mat = vec()
@@ -137,7 +137,7 @@ def make_kernel(wp: Any, real: Any) -> Any:
         inv = real(1.0) / real(wp.max(count, 1))
         nh = h + (coh * cohere + sep * separate + mat * match) * inv
         norm = wp.sqrt(nh[0] * nh[0] + nh[1] * nh[1] + nh[2] * nh[2])
-        if norm > real(0.0):
+        if norm > real(0.0):  # noqa: SIM108 (a zero sum keeps the old heading, as flocksim's rule)
             nh = nh / norm
         else:
             nh = h
@@ -224,8 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dim", type=int, choices=(2, 3), default=2)
     parser.add_argument("--steps", type=int, default=5, help="timed steps per round (the same window for both)")
     parser.add_argument("--rounds", type=int, default=5, help="times each side replays the timed window")
-    parser.add_argument("--start-step", type=int, default=3,
-                        help="flocksim steps before the common state (3: the state flocksim bench's timed steps start from)")  # fmt: skip
+    parser.add_argument("--start-step", type=int, default=3, help="flocksim steps before the common state")
     parser.add_argument("--tolerance", type=float, default=1e-9, help="largest allowed difference after one step")
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64", help="Warp's precision")
     parser.add_argument("--seed", type=int, default=0)

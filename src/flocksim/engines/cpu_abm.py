@@ -2,9 +2,10 @@
 
 ``neighbors.method = "brute"`` runs the reference: a brute-force neighbour list,
 then one pass over it. ``grid`` (and ``auto`` from 64 birds) runs fused kernels
-on the coherent grid (neighbors/coherent.py): metric mode scans each cell's block
-as runs of consecutive slots and sums in fixed point (exact, so the visiting order
-does not matter); topological mode searches rings of cells per bird and sums in
+on the coherent grid (neighbors/coherent.py): metric mode gathers each cell's block
+(a few runs of consecutive slots) into one row per quantity, and every bird of the
+cell sums the whole row in one vectorised loop, in fixed point (exact, so the
+visiting order does not matter); topological mode searches rings of cells per bird and sums in
 the reference's (distance, id) order. Every path gives bitwise the same step.
 """
 
