@@ -1,7 +1,8 @@
 """Would float32 make the abm-flocking candidate loop faster? (issue "Fast CPU engine", item 4)
 
-The same 2D candidate loop as the engine's (engines/cpu_abm.py ``sum_run_2d``: every
-candidate of a cell's block runs, squared distance, masks, fixed-point sums) compiled twice
+The 2D candidate loop of engines/cpu_abm.py ``sum_run_2d`` (every candidate of a cell's
+block runs, squared distance, masks, fixed-point sums; the CUDA engine's loop, and the CPU
+engine's until it gathered each block into one row first) compiled twice
 by numba from one source: once with float64 coordinates and scalars, once with float32. The
 state is the ``flocksim bench`` workload (2D, N birds, after a few steps), binned by the
 engine's coherent grid. Prints one JSON object: best CPU milliseconds of each and the ratio.
