@@ -22,9 +22,11 @@ break ties by index, so the check compares neighbour *sets* and counts a differe
 the k-th distances differ (a tie at the k-th distance may pick another bird). Compile time is
 not timed (the first flocksim call compiles or loads the numba cache).
 
-Reported: per side the median and best milliseconds, ``ratio_pykdtree`` = pykdtree median /
-flocksim median (and the same for cKDTree), the check, the machine, the load average before and
-after, the date. No timing is asserted.
+Reported: per side the median and best milliseconds of wall time, ``ratio_pykdtree`` = pykdtree
+median / flocksim median (and the same for cKDTree); the same from the process's CPU time
+(``cpu_median_ms``, ``cpu_ratio_*``: every side runs on this one thread, so on a machine shared
+with other jobs the CPU time is the steadier figure); the check, the machine, the load average
+before and after, the date. No timing is asserted.
 
 Usage: python benchmarks/bench_vs_pykdtree.py [--rounds 7] [--k 7] [--burn-in 600]
 Prints one JSON object.
@@ -100,7 +102,7 @@ def check(pos: np.ndarray, rows: np.ndarray, other: np.ndarray) -> dict:
     differ = np.flatnonzero((a != b).any(axis=1))
     kth_a = np.max(np.sum((pos[rows[differ]] - pos[differ, None, :]) ** 2, axis=2), axis=1)
     kth_b = np.max(np.sum((pos[other[differ]] - pos[differ, None, :]) ** 2, axis=2), axis=1)
-    return {"rows_differing": int(len(differ)), "rows_differing_beyond_ties": int(np.count_nonzero(kth_a != kth_b))}
+    return {"rows_differing": len(differ), "rows_differing_beyond_ties": int(np.count_nonzero(kth_a != kth_b))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,10 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     sides = {"flocksim": run_flocksim, "pykdtree": run_pykdtree, "ckdtree": run_ckdtree}
     names = [s for s in args.sides.split(",") if s]
     times: dict[str, list[float]] = {s: [] for s in names}
+    cpu: dict[str, list[float]] = {s: [] for s in names}
     for r in range(args.rounds):
         for s in names[r % len(names) :] + names[: r % len(names)]:
             t0 = time.perf_counter()
+            c0 = time.process_time()
             sides[s]()
+            cpu[s].append((time.process_time() - c0) * 1e3)
             times[s].append((time.perf_counter() - t0) * 1e3)
         print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{s} {times[s][-1]:.1f} ms" for s in names),
               file=sys.stderr)  # fmt: skip
@@ -172,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         "median_ms": {s: round(v, 2) for s, v in median.items()},
         "best_ms": {s: round(min(v), 2) for s, v in times.items()},
         "all_ms": {s: [round(t, 2) for t in v] for s, v in times.items()},
+        "cpu_median_ms": {s: round(statistics.median(v), 2) for s, v in cpu.items()},
+        "cpu_best_ms": {s: round(min(v), 2) for s, v in cpu.items()},
         "check_pykdtree": check(pos, rows, tree_rows(py_idx.astype(np.int64), k)),
         "check_ckdtree": check(pos, rows, tree_rows(ck_idx.astype(np.int64), k)),
         "machine": machine(),
@@ -185,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in ("pykdtree", "ckdtree"):
         if s in median and "flocksim" in median:
             out[f"ratio_{s}"] = round(median[s] / median["flocksim"], 2)
+            out[f"cpu_ratio_{s}"] = round(statistics.median(cpu[s]) / statistics.median(cpu["flocksim"]), 2)
     print(json.dumps(out))
     return 0
 

@@ -398,7 +398,8 @@ def knn_cell_scratch(threads: int, k: int, capacity: int) -> tuple[np.ndarray, .
     cap = (capacity // 8 + 1) * 8 + 8
     return (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
             np.empty((threads, width)), np.empty((threads, MAX_RUNS, 2), dtype=np.int64),
-            np.empty((threads, MAX_RUNS, 3)), np.empty((threads, 5, cap)), np.empty((threads, 4, cap), dtype=np.int64))  # fmt: skip
+            np.empty((threads, MAX_RUNS, 3)), np.empty((threads, 5, cap)),
+            np.empty((threads, 4, cap), dtype=np.int64))  # fmt: skip
 
 
 @device
