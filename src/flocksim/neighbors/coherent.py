@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 from flocksim.kernels.blocks import block_bounds, block_count
-from flocksim.kernels.compile import device, serial_kernel
+from flocksim.kernels.compile import block_device, device, serial_kernel
 from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
 from flocksim.neighbors.knn import agents_per_cell, knn_cell_width, offset_range, wrap_offset
 from flocksim.neighbors.pairs import knn_insert_keyed
@@ -453,14 +453,21 @@ def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scr
         for si in range(lo, hi):
             m = _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk, rd, cand,
                               ints)  # fmt: skip
-            if m < k:  # the block did not prove the k nearest: the ring search (one call site)
-                m = knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
+            if m < k:  # the block did not prove the k nearest: the ring search, called (one call site)
+                m = _ring_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
             if m == k:
                 prev = rd[tid, k - 1]
             i = order[si]
             for u in range(m):
                 row_index[i, u] = rk[tid, u]
             fill[i] = m
+
+
+@block_device
+def _ring_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd):
+    """:func:`knn_search` compiled once as a function of its own: the rare fallback of
+    :func:`_knn_cells` (inlined there, it made that kernel's compile several times longer)."""
+    return knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
 
 
 @device
