@@ -1,6 +1,9 @@
 """Topological neighbours: the k nearest, found on the cell grid.
 
-For each agent, cells are searched in rings of growing Chebyshev distance r
+The agents of a cell are searched together first (``knn_rows_by_cell`` in coherent.py): the cell's
+3x3(x3) block is gathered once and each agent keeps the k nearest of the candidates nearer than
+anything outside the block. An agent whose block cannot prove its k nearest takes the ring search:
+cells are searched in rings of growing Chebyshev distance r
 from its own cell; after ring r every unvisited agent is at least r cell
 widths away, so the search stops once the k-th distance is below that bound.
 The result is exact and equals the brute-force reference: rows sorted by
