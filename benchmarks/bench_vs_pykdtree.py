@@ -64,8 +64,8 @@ def machine() -> str:
 
 def flock_positions(n: int, burn_in: int, cache: Path) -> tuple[np.ndarray, float]:
     """Positions (n, 3) of starlings-3d-large after ``burn_in`` steps, from ``cache`` or made
-    (two threads while stepping: the result does not depend on the thread count). Returns the
-    positions and the seconds making them took (0 when read)."""
+    (numba's default threads while stepping: the result does not depend on the thread count).
+    Returns the positions and the seconds making them took (0 when read)."""
     path = cache / f"starlings-3d-large-n{n}-steps{burn_in}.npy"
     if path.exists():
         return np.load(path), 0.0
