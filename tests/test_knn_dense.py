@@ -38,3 +38,34 @@ def test_grid_search_equals_brute_force_on_dense_flocks(kind):
         got = knn_neighbors_grid(pos, alive, space, k)
         np.testing.assert_array_equal(got.start, ref.start)
         np.testing.assert_array_equal(got.index, ref.index)
+
+
+def block_paths_flock(rng: np.random.Generator, dim: int, side: float) -> np.ndarray:
+    """Points that take every path of the cell-by-cell search: a sparse uniform cloud (outliers whose
+    k-th neighbour lies beyond their cell's block: the ring search), a lattice patch (exact ties), 40
+    birds on one point (more shortlisted candidates than are ranked: insertion), and 2600 birds in a
+    ball of radius 0.05 (a block too full to gather: the ring search for the whole cell)."""
+    cloud = rng.uniform(0.0, side, size=(400, dim))
+    lattice = np.stack(np.meshgrid(*[np.arange(6, dtype=np.float64)] * dim, indexing="ij"), -1).reshape(-1, dim)
+    point = np.full((40, dim), 0.3 * side)
+    ball = 0.7 * side + rng.normal(scale=0.05, size=(2600, dim))
+    pos = np.concatenate([cloud, lattice * 0.25 + 0.5 * side, point, ball])
+    return pos[rng.permutation(len(pos))]
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("kind", ["open", "periodic"])
+def test_cell_by_cell_search_paths_equal_brute_force(kind, dim):
+    rng = np.random.default_rng(5)
+    side = 40.0
+    pos = block_paths_flock(rng, dim, side)
+    space = make_space(kind, [side] * dim)
+    if kind == "periodic":
+        pos = np.mod(pos, side)
+    alive = np.ones(len(pos), dtype=bool)
+    alive[rng.choice(len(pos), 50, replace=False)] = False
+    for k in (1, 7, 30):
+        ref = knn_neighbors_brute(pos, alive, space, k)
+        got = knn_neighbors_grid(pos, alive, space, k)
+        np.testing.assert_array_equal(got.start, ref.start)
+        np.testing.assert_array_equal(got.index, ref.index)

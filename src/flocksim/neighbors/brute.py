@@ -70,6 +70,8 @@ def compact_rows(row_index: np.ndarray, fill: np.ndarray) -> NeighborList:
     """CSR list from a (N, k) buffer whose row i holds fill[i] entries."""
     start = starts_from_counts(fill)
     k = row_index.shape[1]
+    if start[-1] == row_index.size:  # every row full (the usual case): the buffer is the list
+        return NeighborList(start, row_index.reshape(-1).astype(np.int64, copy=False))
     mask = np.arange(k)[None, :] < fill[:, None]
     return NeighborList(start, row_index[mask].astype(np.int64, copy=False))
 

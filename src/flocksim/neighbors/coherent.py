@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 from flocksim.kernels.blocks import block_bounds, block_count
-from flocksim.kernels.compile import device, serial_kernel
+from flocksim.kernels.compile import block_device, device, serial_kernel
 from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
 from flocksim.neighbors.knn import agents_per_cell, knn_cell_width, offset_range, wrap_offset
 from flocksim.neighbors.pairs import knn_insert_keyed
@@ -378,27 +378,198 @@ def _wall_gaps(x, origin, width, c, periodic):
     return lo, hi
 
 
+BLOCK_CANDIDATES = 2048
+"""Most candidates (agents of a cell's block) :func:`knn_rows_by_cell` gathers for one cell; the agents of
+a cell whose block holds more are searched by the ring search alone."""
+
+RANK_MAX = 24
+"""Up to this many shortlisted candidates, the k nearest are placed by rank (branch-free); above, by insertion."""
+
+THRESHOLD_STEPS = (0.8, 1.0, 1.25, 1.6, 2.2)
+"""Squared-distance thresholds tried at once, as multiples of the previous agent's k-th squared distance."""
+
+
+def knn_cell_scratch(threads: int, k: int, capacity: int) -> tuple[np.ndarray, ...]:
+    """Per-thread scratch of :func:`knn_rows_by_cell`: the k-nearest rows (slots, indices, squared
+    distances; k + 1 entries padded to whole cache lines), the block runs and shifts, the gathered
+    candidates (floats: x, y, z, squared distance, shortlisted squared distance; integers: slot,
+    shortlisted position, index and slot; ``capacity`` each)."""
+    width = (k // 8 + 1) * 8 + 8
+    cap = (capacity // 8 + 1) * 8 + 8
+    return (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
+            np.empty((threads, width)), np.empty((threads, MAX_RUNS, 2), dtype=np.int64),
+            np.empty((threads, MAX_RUNS, 3)), np.empty((threads, 5, cap)),
+            np.empty((threads, 4, cap), dtype=np.int64))  # fmt: skip
+
+
+@device
+def _block_gap(x, origin, width, c, count, periodic):
+    """Lower bound on the distance along one axis from coordinate x (in cell c) to any agent outside
+    the block of cells c-1 .. c+1: inf where the block holds every cell of that side (the grid's
+    edge, or a periodic axis of at most 3 cells)."""
+    if periodic:
+        if count <= 3:
+            return np.inf
+        lo, _ = _wall_gaps(x, origin, width, c, periodic)
+        return lo + width
+    lo, hi = _wall_gaps(x, origin, width, c, periodic)
+    gap = np.inf
+    if c > 1:
+        gap = lo + width
+    if c < count - 2:
+        gap = min(gap, hi + width)
+    return gap
+
+
 @serial_kernel
-def _knn_rows_slots(s0, s1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
-    """:func:`knn_rows` for the agents in slots s0..s1."""
-    rs, rk, rd = scratch
-    for si in range(s0, s1):
-        i = order[si]
-        m = knn_search(si, cell[i], xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
-        for u in range(m):
-            row_index[i, u] = rk[tid, u]
-        fill[i] = m
+def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scratch, row_index, fill):
+    """:func:`knn_rows_by_cell` for cells c0..c1."""
+    rs, rk, rd, runs, shifts, cand, ints = scratch
+    capacity = ints.shape[2]
+    prev = 0.0  # k-th squared distance of the agent before: where the next one's is likely to be
+    for c in range(c0, c1):
+        lo = cell_start[c]
+        hi = cell_start[c + 1]
+        if lo == hi:
+            continue
+        ix = c % g.nx
+        iy = (c // g.nx) % g.ny
+        iz = c // (g.nx * g.ny)
+        nruns = block_runs_at(ix, iy, iz, g, cell_start, space.lx, space.ly, space.lz, tid, runs, shifts)
+        total = 0
+        for q in range(nruns):
+            total += runs[tid, q, 1] - runs[tid, q, 0]
+        if total > capacity:
+            total = -1  # too many to gather: every agent of the cell takes the ring search
+        else:
+            total = 0
+            for q in range(nruns):
+                for s in range(runs[tid, q, 0], runs[tid, q, 1]):
+                    cand[tid, 0, total] = xs[s]
+                    cand[tid, 1, total] = ys[s]
+                    cand[tid, 2, total] = zs[s]
+                    ints[tid, 0, total] = s
+                    total += 1
+        for si in range(lo, hi):
+            m = _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk, rd, cand,
+                              ints)  # fmt: skip
+            if m < k:  # the block did not prove the k nearest: the ring search, called (one call site)
+                m = _ring_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
+            if m == k:
+                prev = rd[tid, k - 1]
+            i = order[si]
+            for u in range(m):
+                row_index[i, u] = rk[tid, u]
+            fill[i] = m
+
+
+@block_device
+def _ring_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd):
+    """:func:`knn_search` compiled once as a function of its own: the rare fallback of
+    :func:`_knn_cells` (inlined there, it made that kernel's compile several times longer)."""
+    return knn_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
+
+
+@device
+def _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk, rd, cand, ints):
+    """The k nearest of the agent in slot si among its cell's ``total`` gathered block candidates,
+    into row ``tid`` of (rs, rk, rd) sorted by (squared distance, index); returns k, or fewer (0
+    when total < 0) when the block cannot prove them: only candidates nearer than every agent
+    outside the block count. Squared distances are computed as the ring search's (bitwise those of
+    the brute-force reference), all in one branch-free loop; then the smallest of a few thresholds
+    around ``prev`` (the k-th squared distance of the agent before) that holds k candidates is
+    found by counting, the candidates within it are shortlisted, and the shortlist placed by rank."""
+    if total < 0:
+        return 0
+    xi = xs[si]
+    yi = ys[si]
+    zi = zs[si]
+    gap = min(_block_gap(xi, g.ox, g.cx, ix, g.nx, g.periodic), _block_gap(yi, g.oy, g.cy, iy, g.ny, g.periodic))
+    if dim == 3:
+        gap = min(gap, _block_gap(zi, g.oz, g.cz, iz, g.nz, g.periodic))
+    gap *= BOUND_SAFETY
+    bound = gap * gap  # every agent outside the block is farther than this
+    if dim == 2:
+        for q in range(total):
+            dx, dy, _ = displacement(xi, yi, 0.0, cand[tid, 0, q], cand[tid, 1, q], 0.0, space)
+            cand[tid, 3, q] = dx * dx + dy * dy
+    else:
+        for q in range(total):
+            dx, dy, dz = displacement(xi, yi, zi, cand[tid, 0, q], cand[tid, 1, q], cand[tid, 2, q], space)
+            cand[tid, 3, q] = dx * dx + dy * dy + dz * dz
+    base = prev if prev > 0.0 else bound * 0.125
+    t0 = min(base * THRESHOLD_STEPS[0], bound)
+    t1 = min(base * THRESHOLD_STEPS[1], bound)
+    t2 = min(base * THRESHOLD_STEPS[2], bound)
+    t3 = min(base * THRESHOLD_STEPS[3], bound)
+    t4 = min(base * THRESHOLD_STEPS[4], bound)
+    n0 = 0
+    n1 = 0
+    n2 = 0
+    n3 = 0
+    n4 = 0
+    for q in range(total):  # the agent itself is counted (distance 0): k others need k + 1
+        d2 = cand[tid, 3, q]
+        n0 += d2 <= t0
+        n1 += d2 <= t1
+        n2 += d2 <= t2
+        n3 += d2 <= t3
+        n4 += d2 <= t4
+    t = bound
+    if n0 > k:
+        t = t0
+    elif n1 > k:
+        t = t1
+    elif n2 > k:
+        t = t2
+    elif n3 > k:
+        t = t3
+    elif n4 > k:
+        t = t4
+    short = 0  # branch-free shortlist of the candidates within t, the agent itself left out
+    for q in range(total):
+        ints[tid, 1, short] = q
+        short += (cand[tid, 3, q] <= t) & (ints[tid, 0, q] != si)
+    if short < k:
+        return 0
+    for u in range(short):
+        q = ints[tid, 1, u]
+        s = ints[tid, 0, q]
+        cand[tid, 4, u] = cand[tid, 3, q]
+        ints[tid, 2, u] = order[s]
+        ints[tid, 3, u] = s
+    if short > RANK_MAX:
+        m = 0
+        for u in range(short):
+            m = knn_insert_keyed(rs, rk, rd, tid, m, k, ints[tid, 3, u], ints[tid, 2, u], cand[tid, 4, u])
+        return m
+    for u in range(short):  # rank by (squared distance, index): indices differ, so ranks do; k and above go to k
+        du = cand[tid, 4, u]
+        ku = ints[tid, 2, u]
+        r = 0
+        for v in range(short):
+            dv = cand[tid, 4, v]
+            r += (dv < du) | ((dv == du) & (ints[tid, 2, v] < ku))
+        r = min(r, k)
+        rd[tid, r] = du
+        rk[tid, r] = ku
+        rs[tid, r] = ints[tid, 3, u]
+    return k
 
 
 @numba.njit(parallel=True, cache=True)
-def knn_rows(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
-    """k-nearest rows in agent order: row_index[i, :fill[i]] sorted by (distance, index)."""
-    n = order.shape[0]
-    blocks = block_count(n)
+def knn_rows_by_cell(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
+    """k-nearest rows in agent order, row_index[i, :fill[i]] sorted by (distance, index), cell by
+    cell: the agents of a cell's 3x3(x3) block are gathered once, every agent of the cell computes
+    its distances to all of them in one loop and keeps the k nearest of those nearer than anything
+    outside the block (:func:`_knn_in_block`); an agent with fewer than k such candidates takes the
+    ring search (:func:`knn_search`)."""
+    ncell = cell_start.shape[0] - 1
+    blocks = block_count(ncell)
     for b in numba.prange(blocks):
-        s0, s1 = block_bounds(b, blocks, n)
-        _knn_rows_slots(s0, s1, numba.get_thread_id(), xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch,
-                        row_index, fill)  # fmt: skip
+        c0, c1 = block_bounds(b, blocks, ncell)
+        _knn_cells(c0, c1, numba.get_thread_id(), xs, ys, zs, order, cell_start, g, dim, space, k, scratch,
+                   row_index, fill)  # fmt: skip
 
 
 @device

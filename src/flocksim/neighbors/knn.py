@@ -1,6 +1,9 @@
 """Topological neighbours: the k nearest, found on the cell grid.
 
-For each agent, cells are searched in rings of growing Chebyshev distance r
+The agents of a cell are searched together first (``knn_rows_by_cell`` in coherent.py): the cell's
+3x3(x3) block is gathered once and each agent keeps the k nearest of the candidates nearer than
+anything outside the block. An agent whose block cannot prove its k nearest takes the ring search:
+cells are searched in rings of growing Chebyshev distance r
 from its own cell; after ring r every unvisited agent is at least r cell
 widths away, so the search stops once the k-th distance is below that bound.
 The result is exact and equals the brute-force reference: rows sorted by
@@ -69,18 +72,19 @@ def knn_neighbors_grid(
     position: np.ndarray, alive: np.ndarray, space: Space, k: int, budget: PairBudget = UNLIMITED
 ) -> NeighborList:
     """Same result as :func:`flocksim.neighbors.brute.knn_neighbors_brute` (and the same budget check)."""
-    from flocksim.neighbors.coherent import build_knn_grid, knn_rows
+    from flocksim.neighbors.coherent import BLOCK_CANDIDATES, build_knn_grid, knn_cell_scratch, knn_rows_by_cell
 
     n, dim = position.shape
     budget.check_topological(n, k)
-    row_index, _, fill = knn_buffers(n, k)
     if n == 0 or not alive.any():
+        row_index, _, fill = knn_buffers(n, k)
         return compact_rows(row_index, fill)
     grid = build_knn_grid(position, alive, space, k)
-    threads = numba.get_num_threads()
-    width = (k // 8 + 1) * 8 + 8  # whole cache lines per thread: no false sharing between threads
-    scratch = (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
-               np.empty((threads, width)))  # fmt: skip
-    knn_rows(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, dim, space, k,
-             scratch, row_index, fill)  # fmt: skip
+    row_index = np.empty((n, k), dtype=np.int64)
+    fill = np.zeros(n, dtype=np.int64)
+    block_cells = 27 if dim == 3 else 9
+    capacity = min(BLOCK_CANDIDATES, block_cells * int(np.diff(grid.cell_start).max()))
+    scratch = knn_cell_scratch(numba.get_num_threads(), k, capacity)
+    knn_rows_by_cell(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, dim, space, k,
+                     scratch, row_index, fill)  # fmt: skip
     return compact_rows(row_index, fill)
