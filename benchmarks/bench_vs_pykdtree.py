@@ -40,7 +40,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # pykdtree's OpenMP: before it is
 
 import argparse
 import json
-import platform
 import statistics
 import sys
 import time
@@ -48,18 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_vs_ckdtree import machine
+
 DEFAULT_CACHE = Path(__file__).resolve().parent / ".cache"
-
-
-def machine() -> str:
-    """CPU model and core count, for the record."""
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores"
 
 
 def flock_positions(n: int, burn_in: int, cache: Path) -> tuple[np.ndarray, float]:

@@ -24,6 +24,15 @@ def flock(rng: np.random.Generator, n: int) -> np.ndarray:
     return pos[rng.permutation(len(pos))]
 
 
+def assert_grid_equals_brute(pos: np.ndarray, alive: np.ndarray, space, ks: tuple[int, ...]) -> None:
+    """The grid search's rows are bitwise the brute-force reference's, for each k."""
+    for k in ks:
+        ref = knn_neighbors_brute(pos, alive, space, k)
+        got = knn_neighbors_grid(pos, alive, space, k)
+        np.testing.assert_array_equal(got.start, ref.start)
+        np.testing.assert_array_equal(got.index, ref.index)
+
+
 @pytest.mark.parametrize("kind", ["open", "periodic"])
 def test_grid_search_equals_brute_force_on_dense_flocks(kind):
     rng = np.random.default_rng(11)
@@ -33,11 +42,7 @@ def test_grid_search_equals_brute_force_on_dense_flocks(kind):
         pos = np.mod(pos, 900.0)
     alive = np.ones(len(pos), dtype=bool)
     alive[rng.choice(len(pos), 200, replace=False)] = False
-    for k in (1, 7, 12):
-        ref = knn_neighbors_brute(pos, alive, space, k)
-        got = knn_neighbors_grid(pos, alive, space, k)
-        np.testing.assert_array_equal(got.start, ref.start)
-        np.testing.assert_array_equal(got.index, ref.index)
+    assert_grid_equals_brute(pos, alive, space, (1, 7, 12))
 
 
 def block_paths_flock(rng: np.random.Generator, dim: int, side: float) -> np.ndarray:
@@ -64,8 +69,4 @@ def test_cell_by_cell_search_paths_equal_brute_force(kind, dim):
         pos = np.mod(pos, side)
     alive = np.ones(len(pos), dtype=bool)
     alive[rng.choice(len(pos), 50, replace=False)] = False
-    for k in (1, 7, 30):
-        ref = knn_neighbors_brute(pos, alive, space, k)
-        got = knn_neighbors_grid(pos, alive, space, k)
-        np.testing.assert_array_equal(got.start, ref.start)
-        np.testing.assert_array_equal(got.index, ref.index)
+    assert_grid_equals_brute(pos, alive, space, (1, 7, 30))

@@ -101,14 +101,14 @@ export function agentMinPixels(n) {
  * thousand birds at the smallest size). */
 const SMALL_FLOCK_PIXELS = 9;
 /**
- * Opacity of plain 3D agents in a flock of `n`: opaque up to OPAQUE_MAX_N, then half of
- * (OPAQUE_MAX_N / n)^(1/3) (about the birds one line of sight crosses), at least 0.15: a lone bird
+ * Opacity of plain 3D agents in a flock of `n`: opaque up to OPAQUE_MAX_N, then 0.7 times
+ * (OPAQUE_MAX_N / n)^(1/3) (about the birds one line of sight crosses), at least 0.2: a lone bird
  * is a faint dot, and where birds overlap along the line of sight (a sheet seen edge-on, a dense
- * wave) the shade builds up to near black. Each bird's own opacity is this times its local
- * density to the 3/4 (shaders.js, density.js).
+ * wave) the shade builds up to near black. Each bird's own opacity is this times the square of
+ * its local density, at least 0.06 (shaders.js, density.js).
  *
  * @param {number} n
- * @returns {number} 0.15..1
+ * @returns {number} 0.2..1
  */
 export function flockOpacity(n) {
   return n <= OPAQUE_MAX_N ? 1 : Math.max(0.2, 0.7 * (OPAQUE_MAX_N / n) ** (1 / 3));
