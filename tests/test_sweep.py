@@ -463,12 +463,16 @@ def test_resume_after_sigkill_of_the_sweep_process(client, tmp_path):
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 60
+        # the first part waits for the workers' compile: about a minute quiet, several on a loaded machine
+        deadline = time.monotonic() + 600
         while not list(parts.glob("part-*.parquet")) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.02)
         assert proc.poll() is None, proc.stderr.read().decode()
+        assert list(parts.glob("part-*.parquet")), "no part written in 10 minutes"
         os.kill(proc.pid, signal.SIGKILL)
     finally:
+        if proc.poll() is None:  # a failed check above leaves it running
+            proc.kill()
         proc.wait()
     assert not out.exists()
     journal = pq.read_table(sorted(parts.glob("part-*.parquet"))).to_pylist()
