@@ -24,8 +24,16 @@ import numpy as np
 
 from flocksim.kernels.blocks import block_bounds, block_count
 from flocksim.kernels.compile import block_device, device, serial_kernel
-from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
-from flocksim.neighbors.knn import agents_per_cell, knn_cell_width, offset_range, wrap_offset
+from flocksim.neighbors.grid import (
+    GridGeometry,
+    alive_bounds,
+    cell_id,
+    cell_of_agents,
+    counting_sort,
+    grid_geometry,
+)
+from flocksim.neighbors.knn import agents_per_cell, offset_range, wrap_offset
+from flocksim.neighbors.knn_geometry import knn_axes, knn_geometry
 from flocksim.neighbors.pairs import knn_insert_keyed
 from flocksim.space import Space, displacement, min_image
 
@@ -117,24 +125,31 @@ exceeds this many times that of uniform density."""
 
 def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> CoherentGrid:
     """Coherent grid sized for k-nearest searches: cells for ``agents_per_cell(k)`` agents at
-    the bounding box's mean density, narrowed once when the agents are clustered (a flock in
-    an open world fills a fraction of its box; crowded cells mean many candidates per agent).
+    the bounding box's mean density, one cell on an open-space axis the agents span thinly (see
+    knn_geometry.py), narrowed once when the agents are clustered (a flock in an open world fills
+    a fraction of its box; crowded cells mean many candidates per agent).
 
     Crowding is the occupancy an agent sees, sum(n_c^2) / sum(n_c) over cells c; uniform
     (Poisson) agents give the mean occupancy plus one. Any width gives the same neighbours.
     """
-    width = knn_cell_width(position, alive, space, k)
-    grid = build_coherent_grid(position, alive, space, width)
+    dim = position.shape[1]
+    lo = np.zeros(dim)
+    hi = np.zeros(dim)
+    n_alive = alive_bounds(position, alive, lo, hi)
+    width, thin = knn_axes(lo, hi, n_alive, space, k)
+    grid = coherent_grid(position, alive, knn_geometry(lo, hi, n_alive, space, width, thin))
     occupancy = np.diff(grid.cell_start)
-    narrower = narrowed_knn_width(width, int(np.dot(occupancy, occupancy)), int(occupancy.sum()), k, position.shape[1])
+    divided = dim - int(np.count_nonzero(thin))
+    narrower = narrowed_knn_width(width, int(np.dot(occupancy, occupancy)), int(occupancy.sum()), k, divided)
     if narrower is not None:
-        grid = build_coherent_grid(position, alive, space, narrower)
+        grid = coherent_grid(position, alive, knn_geometry(lo, hi, n_alive, space, narrower, thin))
     return grid
 
 
 def narrowed_knn_width(width: float, sum_squares: int, placed: int, k: int, dim: int) -> float | None:
     """The narrower cell width :func:`build_knn_grid` switches to when a grid of ``width`` is
-    crowded (``sum_squares``: sum of squared cell occupancies, ``placed``: agents binned), else None."""
+    crowded (``sum_squares``: sum of squared cell occupancies, ``placed``: agents binned, ``dim``: axes
+    divided into cells, thin axes left out), else None."""
     if placed == 0:
         return None
     uniform = agents_per_cell(k) + 1.0
