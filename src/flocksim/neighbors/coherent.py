@@ -442,6 +442,7 @@ def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scr
     rs, rk, rd, runs, shifts, cand, ints = scratch
     capacity = ints.shape[2]
     prev = 0.0  # k-th squared distance of the agent before: where the next one's is likely to be
+    own = 0
     for c in range(c0, c1):
         lo = cell_start[c]
         hi = cell_start[c + 1]
@@ -459,6 +460,8 @@ def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scr
         else:
             total = 0
             for q in range(nruns):
+                if runs[tid, q, 0] <= lo < runs[tid, q, 1]:
+                    own = total + (lo - runs[tid, q, 0]) - lo  # block position of slot si: own + si
                 for s in range(runs[tid, q, 0], runs[tid, q, 1]):
                     cand[tid, 0, total] = xs[s]
                     cand[tid, 1, total] = ys[s]
@@ -466,8 +469,8 @@ def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scr
                     ints[tid, 0, total] = s
                     total += 1
         for si in range(lo, hi):
-            m = _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk, rd, cand,
-                              ints)  # fmt: skip
+            m = _knn_in_block(si, own + si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk,
+                              rd, cand, ints)  # fmt: skip
             if m < k:  # the block did not prove the k nearest: the ring search, called (one call site)
                 m = _ring_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
             if m == k:
@@ -486,14 +489,15 @@ def _ring_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs
 
 
 @device
-def _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk, rd, cand, ints):
-    """The k nearest of the agent in slot si among its cell's ``total`` gathered block candidates,
-    into row ``tid`` of (rs, rk, rd) sorted by (squared distance, index); returns k, or fewer (0
-    when total < 0) when the block cannot prove them: only candidates nearer than every agent
-    outside the block count. Squared distances are computed as the ring search's (bitwise those of
-    the brute-force reference), all in one branch-free loop; then the smallest of a few thresholds
-    around ``prev`` (the k-th squared distance of the agent before) that holds k candidates is
-    found by counting, the candidates within it are shortlisted, and the shortlist placed by rank."""
+def _knn_in_block(si, qi, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk, rd, cand, ints):
+    """The k nearest of the agent in slot si (gathered at block position qi) among its cell's ``total``
+    gathered block candidates, into row ``tid`` of (rs, rk, rd) sorted by (squared distance, index);
+    returns k, or fewer (0 when total < 0) when the block cannot prove them: only candidates nearer
+    than every agent outside the block count. Squared distances are computed as the ring search's
+    (bitwise those of the brute-force reference) in one branch-free loop that also counts how many
+    fall within each of a few thresholds around ``prev`` (the k-th squared distance of the agent
+    before); the smallest threshold holding k candidates is taken, the candidates within it are
+    shortlisted (squared distance and slot, branch-free) and the shortlist placed by rank."""
     if total < 0:
         return 0
     xi = xs[si]
@@ -504,14 +508,6 @@ def _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space,
         gap = min(gap, _block_gap(zi, g.oz, g.cz, iz, g.nz, g.periodic))
     gap *= BOUND_SAFETY
     bound = gap * gap  # every agent outside the block is farther than this
-    if dim == 2:
-        for q in range(total):
-            dx, dy, _ = displacement(xi, yi, 0.0, cand[tid, 0, q], cand[tid, 1, q], 0.0, space)
-            cand[tid, 3, q] = dx * dx + dy * dy
-    else:
-        for q in range(total):
-            dx, dy, dz = displacement(xi, yi, zi, cand[tid, 0, q], cand[tid, 1, q], cand[tid, 2, q], space)
-            cand[tid, 3, q] = dx * dx + dy * dy + dz * dz
     base = prev if prev > 0.0 else bound * 0.125
     t0 = min(base * THRESHOLD_STEPS[0], bound)
     t1 = min(base * THRESHOLD_STEPS[1], bound)
@@ -523,13 +519,27 @@ def _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space,
     n2 = 0
     n3 = 0
     n4 = 0
-    for q in range(total):  # the agent itself is counted (distance 0): k others need k + 1
-        d2 = cand[tid, 3, q]
-        n0 += d2 <= t0
-        n1 += d2 <= t1
-        n2 += d2 <= t2
-        n3 += d2 <= t3
-        n4 += d2 <= t4
+    # the agent itself is counted (distance 0): k others need k + 1
+    if dim == 2:
+        for q in range(total):
+            dx, dy, _ = displacement(xi, yi, 0.0, cand[tid, 0, q], cand[tid, 1, q], 0.0, space)
+            d2 = dx * dx + dy * dy
+            cand[tid, 3, q] = d2
+            n0 += d2 <= t0
+            n1 += d2 <= t1
+            n2 += d2 <= t2
+            n3 += d2 <= t3
+            n4 += d2 <= t4
+    else:
+        for q in range(total):
+            dx, dy, dz = displacement(xi, yi, zi, cand[tid, 0, q], cand[tid, 1, q], cand[tid, 2, q], space)
+            d2 = dx * dx + dy * dy + dz * dz
+            cand[tid, 3, q] = d2
+            n0 += d2 <= t0
+            n1 += d2 <= t1
+            n2 += d2 <= t2
+            n3 += d2 <= t3
+            n4 += d2 <= t4
     t = bound
     if n0 > k:
         t = t0
@@ -543,16 +553,14 @@ def _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space,
         t = t4
     short = 0  # branch-free shortlist of the candidates within t, the agent itself left out
     for q in range(total):
-        ints[tid, 1, short] = q
-        short += (cand[tid, 3, q] <= t) & (ints[tid, 0, q] != si)
+        d2 = cand[tid, 3, q]
+        cand[tid, 4, short] = d2
+        ints[tid, 3, short] = ints[tid, 0, q]
+        short += (d2 <= t) & (q != qi)
     if short < k:
         return 0
     for u in range(short):
-        q = ints[tid, 1, u]
-        s = ints[tid, 0, q]
-        cand[tid, 4, u] = cand[tid, 3, q]
-        ints[tid, 2, u] = order[s]
-        ints[tid, 3, u] = s
+        ints[tid, 2, u] = order[ints[tid, 3, u]]
     if short > RANK_MAX:
         m = 0
         for u in range(short):
