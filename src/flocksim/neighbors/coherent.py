@@ -403,18 +403,30 @@ RANK_MAX = 24
 THRESHOLD_STEPS = (0.8, 1.0, 1.25, 1.6, 2.2)
 """Squared-distance thresholds tried at once, as multiples of the previous agent's k-th squared distance."""
 
+VECTOR_PAD = 4
+"""The gathered block and the shortlist are padded to a multiple of this many entries with candidates
+at infinity (never counted, shortlisted or ranked before a real one), so that the loops over them
+(vectorized four doubles at a time) leave no scalar remainder. Measured on starlings-3d-large (one
+thread, docs/benchmarks.md): 4 made the search kernel about 5 % faster than no padding; 8 less, 16 slower."""
+
 
 def knn_cell_scratch(threads: int, k: int, capacity: int) -> tuple[np.ndarray, ...]:
     """Per-thread scratch of :func:`knn_rows_by_cell`: the k-nearest rows (slots, indices, squared
     distances; k + 1 entries padded to whole cache lines), the block runs and shifts, the gathered
     candidates (floats: x, y, z, squared distance, shortlisted squared distance; integers: slot,
-    shortlisted position, index and slot; ``capacity`` each)."""
+    shortlisted position, index and slot; ``capacity`` each, and room for the padding)."""
     width = (k // 8 + 1) * 8 + 8
-    cap = (capacity // 8 + 1) * 8 + 8
+    cap = (max(capacity, RANK_MAX) // VECTOR_PAD + 2) * VECTOR_PAD  # room for the padding (see VECTOR_PAD)
     return (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
             np.empty((threads, width)), np.empty((threads, MAX_RUNS, 2), dtype=np.int64),
             np.empty((threads, MAX_RUNS, 3)), np.empty((threads, 5, cap)),
             np.empty((threads, 4, cap), dtype=np.int64))  # fmt: skip
+
+
+@device
+def _padded(n):
+    """n rounded up to a multiple of :data:`VECTOR_PAD`."""
+    return (n + VECTOR_PAD - 1) // VECTOR_PAD * VECTOR_PAD
 
 
 @device
@@ -468,6 +480,10 @@ def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scr
                     cand[tid, 2, total] = zs[s]
                     ints[tid, 0, total] = s
                     total += 1
+            for q in range(total, _padded(total)):
+                cand[tid, 0, q] = np.inf
+                cand[tid, 1, q] = np.inf
+                cand[tid, 2, q] = np.inf
         for si in range(lo, hi):
             m = _knn_in_block(si, own + si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk,
                               rd, cand, ints)  # fmt: skip
@@ -520,8 +536,9 @@ def _knn_in_block(si, qi, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, sp
     n3 = 0
     n4 = 0
     # the agent itself is counted (distance 0): k others need k + 1
+    padded = _padded(total)  # the padding's squared distances are inf (or NaN in periodic space): never counted
     if dim == 2:
-        for q in range(total):
+        for q in range(padded):
             dx, dy, _ = displacement(xi, yi, 0.0, cand[tid, 0, q], cand[tid, 1, q], 0.0, space)
             d2 = dx * dx + dy * dy
             cand[tid, 3, q] = d2
@@ -531,7 +548,7 @@ def _knn_in_block(si, qi, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, sp
             n3 += d2 <= t3
             n4 += d2 <= t4
     else:
-        for q in range(total):
+        for q in range(padded):
             dx, dy, dz = displacement(xi, yi, zi, cand[tid, 0, q], cand[tid, 1, q], cand[tid, 2, q], space)
             d2 = dx * dx + dy * dy + dz * dz
             cand[tid, 3, q] = d2
@@ -566,11 +583,14 @@ def _knn_in_block(si, qi, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, sp
         for u in range(short):
             m = knn_insert_keyed(rs, rk, rd, tid, m, k, ints[tid, 3, u], ints[tid, 2, u], cand[tid, 4, u])
         return m
+    for u in range(short, _padded(short)):  # at infinity: never before a real candidate
+        cand[tid, 4, u] = np.inf
+        ints[tid, 2, u] = 0
     for u in range(short):  # rank by (squared distance, index): indices differ, so ranks do; k and above go to k
         du = cand[tid, 4, u]
         ku = ints[tid, 2, u]
         r = 0
-        for v in range(short):
+        for v in range(_padded(short)):
             dv = cand[tid, 4, v]
             r += (dv < du) | ((dv == du) & (ints[tid, 2, v] < ku))
         r = min(r, k)
