@@ -414,7 +414,8 @@ def knn_cell_scratch(threads: int, k: int, capacity: int) -> tuple[np.ndarray, .
     """Per-thread scratch of :func:`knn_rows_by_cell`: the k-nearest rows (slots, indices, squared
     distances; k + 1 entries padded to whole cache lines), the block runs and shifts, the gathered
     candidates (floats: x, y, z, squared distance, shortlisted squared distance; integers: slot,
-    shortlisted position, index and slot; ``capacity`` each, and room for the padding)."""
+    index, shortlisted index, shortlisted position then slot; ``capacity`` each, and room for the
+    padding)."""
     width = (k // 8 + 1) * 8 + 8
     cap = (max(capacity, RANK_MAX) // VECTOR_PAD + 2) * VECTOR_PAD  # room for the padding (see VECTOR_PAD)
     return (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
@@ -479,6 +480,7 @@ def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scr
                     cand[tid, 1, total] = ys[s]
                     cand[tid, 2, total] = zs[s]
                     ints[tid, 0, total] = s
+                    ints[tid, 1, total] = order[s]
                     total += 1
             for q in range(total, _padded(total)):
                 cand[tid, 0, q] = np.inf
@@ -513,7 +515,7 @@ def _knn_in_block(si, qi, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, sp
     (bitwise those of the brute-force reference) in one branch-free loop that also counts how many
     fall within each of a few thresholds around ``prev`` (the k-th squared distance of the agent
     before); the smallest threshold holding k candidates is taken, the candidates within it are
-    shortlisted (squared distance and slot, branch-free) and the shortlist placed by rank."""
+    shortlisted (branch-free) and the shortlist placed by rank."""
     if total < 0:
         return 0
     xi = xs[si]
@@ -568,16 +570,17 @@ def _knn_in_block(si, qi, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, sp
         t = t3
     elif n4 > k:
         t = t4
-    short = 0  # branch-free shortlist of the candidates within t, the agent itself left out
+    short = 0  # branch-free shortlist of the block positions of the candidates within t, the agent itself left out
     for q in range(total):
-        d2 = cand[tid, 3, q]
-        cand[tid, 4, short] = d2
-        ints[tid, 3, short] = ints[tid, 0, q]
-        short += (d2 <= t) & (q != qi)
+        ints[tid, 3, short] = q
+        short += (cand[tid, 3, q] <= t) & (q != qi)
     if short < k:
         return 0
-    for u in range(short):
-        ints[tid, 2, u] = order[ints[tid, 3, u]]
+    for u in range(short):  # their squared distances, indices and slots
+        q = ints[tid, 3, u]
+        cand[tid, 4, u] = cand[tid, 3, q]
+        ints[tid, 2, u] = ints[tid, 1, q]
+        ints[tid, 3, u] = ints[tid, 0, q]
     if short > RANK_MAX:
         m = 0
         for u in range(short):
