@@ -24,8 +24,16 @@ import numpy as np
 
 from flocksim.kernels.blocks import block_bounds, block_count
 from flocksim.kernels.compile import block_device, device, serial_kernel
-from flocksim.neighbors.grid import GridGeometry, cell_id, cell_of_agents, counting_sort, grid_geometry
-from flocksim.neighbors.knn import agents_per_cell, knn_cell_width, offset_range, wrap_offset
+from flocksim.neighbors.grid import (
+    GridGeometry,
+    alive_bounds,
+    cell_id,
+    cell_of_agents,
+    counting_sort,
+    grid_geometry,
+)
+from flocksim.neighbors.knn import agents_per_cell, offset_range, wrap_offset
+from flocksim.neighbors.knn_geometry import knn_axes, knn_geometry
 from flocksim.neighbors.pairs import knn_insert_keyed
 from flocksim.space import Space, displacement, min_image
 
@@ -117,24 +125,31 @@ exceeds this many times that of uniform density."""
 
 def build_knn_grid(position: np.ndarray, alive: np.ndarray, space: Space, k: int) -> CoherentGrid:
     """Coherent grid sized for k-nearest searches: cells for ``agents_per_cell(k)`` agents at
-    the bounding box's mean density, narrowed once when the agents are clustered (a flock in
-    an open world fills a fraction of its box; crowded cells mean many candidates per agent).
+    the bounding box's mean density, one cell on an open-space axis the agents span thinly (see
+    knn_geometry.py), narrowed once when the agents are clustered (a flock in an open world fills
+    a fraction of its box; crowded cells mean many candidates per agent).
 
     Crowding is the occupancy an agent sees, sum(n_c^2) / sum(n_c) over cells c; uniform
     (Poisson) agents give the mean occupancy plus one. Any width gives the same neighbours.
     """
-    width = knn_cell_width(position, alive, space, k)
-    grid = build_coherent_grid(position, alive, space, width)
+    dim = position.shape[1]
+    lo = np.zeros(dim)
+    hi = np.zeros(dim)
+    n_alive = alive_bounds(position, alive, lo, hi)
+    width, thin = knn_axes(lo, hi, n_alive, space, k)
+    grid = coherent_grid(position, alive, knn_geometry(lo, hi, n_alive, space, width, thin))
     occupancy = np.diff(grid.cell_start)
-    narrower = narrowed_knn_width(width, int(np.dot(occupancy, occupancy)), int(occupancy.sum()), k, position.shape[1])
+    divided = dim - int(np.count_nonzero(thin))
+    narrower = narrowed_knn_width(width, int(np.dot(occupancy, occupancy)), int(occupancy.sum()), k, divided)
     if narrower is not None:
-        grid = build_coherent_grid(position, alive, space, narrower)
+        grid = coherent_grid(position, alive, knn_geometry(lo, hi, n_alive, space, narrower, thin))
     return grid
 
 
 def narrowed_knn_width(width: float, sum_squares: int, placed: int, k: int, dim: int) -> float | None:
     """The narrower cell width :func:`build_knn_grid` switches to when a grid of ``width`` is
-    crowded (``sum_squares``: sum of squared cell occupancies, ``placed``: agents binned), else None."""
+    crowded (``sum_squares``: sum of squared cell occupancies, ``placed``: agents binned, ``dim``: axes
+    divided into cells, thin axes left out), else None."""
     if placed == 0:
         return None
     uniform = agents_per_cell(k) + 1.0
@@ -388,18 +403,31 @@ RANK_MAX = 24
 THRESHOLD_STEPS = (0.8, 1.0, 1.25, 1.6, 2.2)
 """Squared-distance thresholds tried at once, as multiples of the previous agent's k-th squared distance."""
 
+VECTOR_PAD = 4
+"""The gathered block and the shortlist are padded to a multiple of this many entries with candidates
+at infinity (never counted, shortlisted or ranked before a real one), so that the loops over them
+(vectorized four doubles at a time) leave no scalar remainder. Measured on starlings-3d-large (one
+thread, docs/benchmarks.md): 4 made the search kernel about 5 % faster than no padding; 8 less, 16 slower."""
+
 
 def knn_cell_scratch(threads: int, k: int, capacity: int) -> tuple[np.ndarray, ...]:
     """Per-thread scratch of :func:`knn_rows_by_cell`: the k-nearest rows (slots, indices, squared
     distances; k + 1 entries padded to whole cache lines), the block runs and shifts, the gathered
     candidates (floats: x, y, z, squared distance, shortlisted squared distance; integers: slot,
-    shortlisted position, index and slot; ``capacity`` each)."""
+    index, shortlisted index, shortlisted position then slot; ``capacity`` each, and room for the
+    padding)."""
     width = (k // 8 + 1) * 8 + 8
-    cap = (capacity // 8 + 1) * 8 + 8
+    cap = (max(capacity, RANK_MAX) // VECTOR_PAD + 2) * VECTOR_PAD  # room for the padding (see VECTOR_PAD)
     return (np.empty((threads, width), dtype=np.int64), np.empty((threads, width), dtype=np.int64),
             np.empty((threads, width)), np.empty((threads, MAX_RUNS, 2), dtype=np.int64),
             np.empty((threads, MAX_RUNS, 3)), np.empty((threads, 5, cap)),
             np.empty((threads, 4, cap), dtype=np.int64))  # fmt: skip
+
+
+@device
+def _padded(n):
+    """n rounded up to a multiple of :data:`VECTOR_PAD`."""
+    return (n + VECTOR_PAD - 1) // VECTOR_PAD * VECTOR_PAD
 
 
 @device
@@ -427,6 +455,7 @@ def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scr
     rs, rk, rd, runs, shifts, cand, ints = scratch
     capacity = ints.shape[2]
     prev = 0.0  # k-th squared distance of the agent before: where the next one's is likely to be
+    own = 0
     for c in range(c0, c1):
         lo = cell_start[c]
         hi = cell_start[c + 1]
@@ -444,15 +473,22 @@ def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scr
         else:
             total = 0
             for q in range(nruns):
+                if runs[tid, q, 0] <= lo < runs[tid, q, 1]:
+                    own = total + (lo - runs[tid, q, 0]) - lo  # block position of slot si: own + si
                 for s in range(runs[tid, q, 0], runs[tid, q, 1]):
                     cand[tid, 0, total] = xs[s]
                     cand[tid, 1, total] = ys[s]
                     cand[tid, 2, total] = zs[s]
                     ints[tid, 0, total] = s
+                    ints[tid, 1, total] = order[s]
                     total += 1
+            for q in range(total, _padded(total)):
+                cand[tid, 0, q] = np.inf
+                cand[tid, 1, q] = np.inf
+                cand[tid, 2, q] = np.inf
         for si in range(lo, hi):
-            m = _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk, rd, cand,
-                              ints)  # fmt: skip
+            m = _knn_in_block(si, own + si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk,
+                              rd, cand, ints)  # fmt: skip
             if m < k:  # the block did not prove the k nearest: the ring search, called (one call site)
                 m = _ring_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs, rk, rd)
             if m == k:
@@ -471,14 +507,15 @@ def _ring_search(si, c, xs, ys, zs, order, cell_start, g, dim, space, k, tid, rs
 
 
 @device
-def _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk, rd, cand, ints):
-    """The k nearest of the agent in slot si among its cell's ``total`` gathered block candidates,
-    into row ``tid`` of (rs, rk, rd) sorted by (squared distance, index); returns k, or fewer (0
-    when total < 0) when the block cannot prove them: only candidates nearer than every agent
-    outside the block count. Squared distances are computed as the ring search's (bitwise those of
-    the brute-force reference), all in one branch-free loop; then the smallest of a few thresholds
-    around ``prev`` (the k-th squared distance of the agent before) that holds k candidates is
-    found by counting, the candidates within it are shortlisted, and the shortlist placed by rank."""
+def _knn_in_block(si, qi, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk, rd, cand, ints):
+    """The k nearest of the agent in slot si (gathered at block position qi) among its cell's ``total``
+    gathered block candidates, into row ``tid`` of (rs, rk, rd) sorted by (squared distance, index);
+    returns k, or fewer (0 when total < 0) when the block cannot prove them: only candidates nearer
+    than every agent outside the block count. Squared distances are computed as the ring search's
+    (bitwise those of the brute-force reference) in one branch-free loop that also counts how many
+    fall within each of a few thresholds around ``prev`` (the k-th squared distance of the agent
+    before); the smallest threshold holding k candidates is taken, the candidates within it are
+    shortlisted (branch-free) and the shortlist placed by rank."""
     if total < 0:
         return 0
     xi = xs[si]
@@ -489,14 +526,6 @@ def _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space,
         gap = min(gap, _block_gap(zi, g.oz, g.cz, iz, g.nz, g.periodic))
     gap *= BOUND_SAFETY
     bound = gap * gap  # every agent outside the block is farther than this
-    if dim == 2:
-        for q in range(total):
-            dx, dy, _ = displacement(xi, yi, 0.0, cand[tid, 0, q], cand[tid, 1, q], 0.0, space)
-            cand[tid, 3, q] = dx * dx + dy * dy
-    else:
-        for q in range(total):
-            dx, dy, dz = displacement(xi, yi, zi, cand[tid, 0, q], cand[tid, 1, q], cand[tid, 2, q], space)
-            cand[tid, 3, q] = dx * dx + dy * dy + dz * dz
     base = prev if prev > 0.0 else bound * 0.125
     t0 = min(base * THRESHOLD_STEPS[0], bound)
     t1 = min(base * THRESHOLD_STEPS[1], bound)
@@ -508,13 +537,28 @@ def _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space,
     n2 = 0
     n3 = 0
     n4 = 0
-    for q in range(total):  # the agent itself is counted (distance 0): k others need k + 1
-        d2 = cand[tid, 3, q]
-        n0 += d2 <= t0
-        n1 += d2 <= t1
-        n2 += d2 <= t2
-        n3 += d2 <= t3
-        n4 += d2 <= t4
+    # the agent itself is counted (distance 0): k others need k + 1
+    padded = _padded(total)  # the padding's squared distances are inf (or NaN in periodic space): never counted
+    if dim == 2:
+        for q in range(padded):
+            dx, dy, _ = displacement(xi, yi, 0.0, cand[tid, 0, q], cand[tid, 1, q], 0.0, space)
+            d2 = dx * dx + dy * dy
+            cand[tid, 3, q] = d2
+            n0 += d2 <= t0
+            n1 += d2 <= t1
+            n2 += d2 <= t2
+            n3 += d2 <= t3
+            n4 += d2 <= t4
+    else:
+        for q in range(padded):
+            dx, dy, dz = displacement(xi, yi, zi, cand[tid, 0, q], cand[tid, 1, q], cand[tid, 2, q], space)
+            d2 = dx * dx + dy * dy + dz * dz
+            cand[tid, 3, q] = d2
+            n0 += d2 <= t0
+            n1 += d2 <= t1
+            n2 += d2 <= t2
+            n3 += d2 <= t3
+            n4 += d2 <= t4
     t = bound
     if n0 > k:
         t = t0
@@ -526,28 +570,30 @@ def _knn_in_block(si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space,
         t = t3
     elif n4 > k:
         t = t4
-    short = 0  # branch-free shortlist of the candidates within t, the agent itself left out
+    short = 0  # branch-free shortlist of the block positions of the candidates within t, the agent itself left out
     for q in range(total):
-        ints[tid, 1, short] = q
-        short += (cand[tid, 3, q] <= t) & (ints[tid, 0, q] != si)
+        ints[tid, 3, short] = q
+        short += (cand[tid, 3, q] <= t) & (q != qi)
     if short < k:
         return 0
-    for u in range(short):
-        q = ints[tid, 1, u]
-        s = ints[tid, 0, q]
+    for u in range(short):  # their squared distances, indices and slots
+        q = ints[tid, 3, u]
         cand[tid, 4, u] = cand[tid, 3, q]
-        ints[tid, 2, u] = order[s]
-        ints[tid, 3, u] = s
+        ints[tid, 2, u] = ints[tid, 1, q]
+        ints[tid, 3, u] = ints[tid, 0, q]
     if short > RANK_MAX:
         m = 0
         for u in range(short):
             m = knn_insert_keyed(rs, rk, rd, tid, m, k, ints[tid, 3, u], ints[tid, 2, u], cand[tid, 4, u])
         return m
+    for u in range(short, _padded(short)):  # at infinity: never before a real candidate
+        cand[tid, 4, u] = np.inf
+        ints[tid, 2, u] = 0
     for u in range(short):  # rank by (squared distance, index): indices differ, so ranks do; k and above go to k
         du = cand[tid, 4, u]
         ku = ints[tid, 2, u]
         r = 0
-        for v in range(short):
+        for v in range(_padded(short)):
             dv = cand[tid, 4, v]
             r += (dv < du) | ((dv == du) & (ints[tid, 2, v] < ku))
         r = min(r, k)
