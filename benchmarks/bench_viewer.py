@@ -18,8 +18,10 @@ transfer. ``control_reply_ms_*``: round trip of a control message the server rej
 while the flock keeps stepping (how responsive the server stays). ``pause_ms_*`` /
 ``resume_ms_*``: ``--pauses`` times, the time from sending ``pause`` (``resume``) to the server's
 ``state`` message confirming it, while the client keeps pulling frames as the page does (a
-``next`` sent as soon as each frame arrives); each pause is sent after at least 3 frames of a
-running flock, at a random moment of a step (0 to 50 ms after a frame arrived). Median and worst.
+``next`` sent ``--draw-ms`` after each frame arrives, the time a page takes to draw it); each
+pause is sent after at least 3 frames of a running flock, at a random moment (0 to 50 ms after a
+frame arrived). Median and worst. A client slower than a step (a page drawing on the CPU: about
+100 ms at 100 000 birds) asks for each frame while the next step runs.
 
 Usage: python benchmarks/bench_viewer.py [--n 10000 --n 100000] [--seconds 10] [--threads T] [--pauses K]
 Prints one JSON object per N: {n, frames_per_second, bytes_per_frame_mean, bytes_per_frame_max,
@@ -92,7 +94,7 @@ def stop_server(server: subprocess.Popen) -> None:
         server.kill()
 
 
-async def confirmations(ws, count: int) -> dict:
+async def confirmations(ws, count: int, draw_s: float) -> dict:
     """Pause and resume confirmation times [ms] (see the module's docstring), ``count`` of each."""
     rng = random.Random(1)
     frames = 0
@@ -106,7 +108,8 @@ async def confirmations(ws, count: int) -> dict:
             if isinstance(data, bytes):
                 frames += 1
                 arrived.set()
-                await ws.send(NEXT)  # pull on at once, as the page does
+                await asyncio.sleep(draw_s)  # the page draws the frame, then asks for the next
+                await ws.send(NEXT)
                 continue
             message = json.loads(data)
             if message["type"] == "state" and waiter is not None and not waiter.done():
@@ -149,7 +152,7 @@ async def confirmations(ws, count: int) -> dict:
     }
 
 
-async def pull(n: int, port: int, warmup: float, seconds: float, pauses: int) -> dict:
+async def pull(n: int, port: int, warmup: float, seconds: float, pauses: int, draw_s: float) -> dict:
     url = f"ws://127.0.0.1:{port}/ws?protocol=2&preset=starlings-3d&set=agents.n%3D{n}"
     async with websockets.connect(url, max_size=None, compression=None) as ws:
         for expected in ("hello", "params"):
@@ -195,7 +198,7 @@ async def pull(n: int, port: int, warmup: float, seconds: float, pauses: int) ->
             if reply["type"] != "error":
                 raise SystemExit(f"expected an error reply, got {reply}")
             await asyncio.sleep(0.01)
-        confirmed = await confirmations(ws, pauses) if pauses else {}
+        confirmed = await confirmations(ws, pauses, draw_s) if pauses else {}
     return {
         "frames": len(sizes),
         "seconds": round(elapsed, 3),
@@ -209,6 +212,7 @@ async def pull(n: int, port: int, warmup: float, seconds: float, pauses: int) ->
         "control_reply_ms_median": round(1e3 * statistics.median(replies), 2),
         "control_reply_ms_max": round(1e3 * max(replies), 2),
         **confirmed,
+        "draw_ms": round(1e3 * draw_s, 1),
     }
 
 
@@ -247,13 +251,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="numba threads (default: NUMBA_NUM_THREADS)")
     parser.add_argument("--repeats", type=int, default=20, help="in-process steps timed for step_ms/encode_ms")
     parser.add_argument("--pauses", type=int, default=10, help="pause/resume confirmations timed (0: none)")
+    parser.add_argument("--draw-ms", type=float, default=100.0, help="client's delay before each next while pausing")
     args = parser.parse_args()
     for n in args.n or [10_000, 100_000]:
         port = free_port()
         print(f"n={n}: serving on port {port} ...", file=sys.stderr, flush=True)
         server = start_server(n, port, args.threads)
         try:
-            row = asyncio.run(pull(n, port, args.warmup, args.seconds, args.pauses))
+            row = asyncio.run(pull(n, port, args.warmup, args.seconds, args.pauses, args.draw_ms / 1e3))
         finally:
             stop_server(server)
         row = {"n": n, **row, **in_process(n, args.threads, args.repeats)}
