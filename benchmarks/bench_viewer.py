@@ -101,15 +101,21 @@ async def confirmations(ws, count: int, draw_s: float) -> dict:
     arrived = asyncio.Event()
     waiter: asyncio.Future | None = None
 
+    async def ask_later() -> None:
+        await asyncio.sleep(draw_s)  # the page draws the frame, then asks for the next
+        await ws.send(NEXT)
+
     async def reader() -> None:
         nonlocal frames
+        asking: asyncio.Task | None = None
         while True:
-            data = await ws.recv()
+            data = await ws.recv()  # read on meanwhile: a reply is seen as it arrives
             if isinstance(data, bytes):
                 frames += 1
                 arrived.set()
-                await asyncio.sleep(draw_s)  # the page draws the frame, then asks for the next
-                await ws.send(NEXT)
+                if asking is not None:
+                    await asking
+                asking = asyncio.create_task(ask_later())
                 continue
             message = json.loads(data)
             if message["type"] == "state" and waiter is not None and not waiter.done():
