@@ -19,8 +19,9 @@ while the flock keeps stepping (how responsive the server stays). ``pause_ms_*``
 ``resume_ms_*``: ``--pauses`` times, the time from sending ``pause`` (``resume``) to the server's
 ``state`` message confirming it, while the client keeps pulling frames as the page does (a
 ``next`` sent ``--draw-ms`` after each frame arrives, the time a page takes to draw it); each
-pause is sent after at least 3 frames of a running flock, at a random moment (0 to 50 ms after a
-frame arrived). Median and worst. A client slower than a step (a page drawing on the CPU: about
+pause is sent after at least 3 frames of a running flock, at a random moment (0 to
+``--draw-ms`` + 100 ms after a frame arrived: while the client draws, or after it asked for the
+next frame). Median and worst. A client slower than a step (a page drawing on the CPU: about
 100 ms at 100 000 birds) asks for each frame while the next step runs.
 
 Usage: python benchmarks/bench_viewer.py [--n 10000 --n 100000] [--seconds 10] [--threads T] [--pauses K]
@@ -142,7 +143,7 @@ async def confirmations(ws, count: int, draw_s: float) -> dict:
             while frames < seen + 3:  # a running flock: frames captured behind steps
                 arrived.clear()
                 await asyncio.wait_for(arrived.wait(), timeout=120)
-            await asyncio.sleep(rng.uniform(0.0, 0.05))
+            await asyncio.sleep(rng.uniform(0.0, draw_s + 0.1))
             pauses.append(await confirm("pause"))
             await asyncio.sleep(0.1)
             resumes.append(await confirm("resume"))
