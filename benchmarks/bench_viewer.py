@@ -13,8 +13,11 @@ per frame).
 To explain the number, the same parameters are then stepped and encoded in this process (after
 the server has stopped, so the two never compete for the CPU): ``step_ms`` is the median
 ``Simulation.step()``, ``encode_ms`` the median ``encode_frame`` (status values given, as the
-server caches mean neighbours); a frame costs about step_ms + encode_ms of server time plus the
-transfer. ``control_reply_ms_*``: round trip of a control message the server rejects, sent
+server caches mean neighbours), and its phases ``status_ms`` (the polarization), ``capture_ms``
+and ``pack_ms``. The server captures a frame between two steps on its worker thread and computes
+the polarization and packs on another thread beside the next step, so a frame takes at least
+step_ms + capture_ms, more where the packing competes with the step for the cores.
+``control_reply_ms_*``: round trip of a control message the server rejects, sent
 while the flock keeps stepping (how responsive the server stays). ``pause_ms_*`` /
 ``resume_ms_*``: ``--pauses`` times, the time from sending ``pause`` (``resume``) to the server's
 ``state`` message confirming it, while the client keeps pulling frames as the page does (a
