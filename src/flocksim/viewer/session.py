@@ -250,6 +250,7 @@ class Captured:
     key: tuple[int, int]  # (generation, step) of the state shown
     version: int  # the session's change count when captured: a frame older than a params message is dropped
     messages: list[str | bytes]  # a game's rocks and score, sent before the frame
+    chunks: frozenset[int]  # the rock chunks those messages send (sent again if the frame is dropped)
 
 
 class ViewerSession:
@@ -647,7 +648,7 @@ class ViewerSession:
         with _engine_guard():
             parts = capture_frame(sim, self.frame_index, selected=SELECTED_ID, status=status, polarize=True)
         messages = self._game.messages(sim, self.generation)
-        return Captured(parts, (self.generation, sim.steps), self._version, messages)
+        return Captured(parts, (self.generation, sim.steps), self._version, messages, self._game.last_chunks)
 
     # ------------------------------------------------------------------ loops
 
@@ -714,6 +715,7 @@ class ViewerSession:
                 if captured.version != self._version:
                     # a set, preset, reset or mode change ran after the capture and its params went
                     # out first: this frame shows the state before it; capture again (same index)
+                    self._game.forget(captured.key[0], captured.chunks)  # no capture runs now (only this loop asks)
                     continue
                 self.frame_index += 1
                 self._last_sent = captured.key
