@@ -250,3 +250,24 @@ def test_frames_around_a_pause_and_resume_are_neither_lost_nor_repeated(pause_af
     assert len(paused_frames) == 3
     assert len({f.step for f in paused_frames}) == 1, [f.step for f in paused_frames]
     assert frames[-1].step > paused_frames[-1].step
+
+
+def test_the_rocks_of_a_dropped_frame_are_sent_with_the_next_one():
+    """Flappy Boids: the rock meshes a dropped frame carried are sent again before the next frame
+    of the same flock (and not for another flock, whose meshes all go out anyway)."""
+    from flocksim.simulation import Simulation
+    from flocksim.viewer.game import GameFeed
+
+    sim = Simulation(apply_overrides(load_preset("flappy-boids"), ["agents.n=30"]))
+    feed = GameFeed()
+    first = feed.messages(sim, generation=1)
+    meshes = [m for m in first if isinstance(m, bytes)]
+    assert meshes and feed.last_chunks
+    assert [m for m in feed.messages(sim, generation=1) if isinstance(m, bytes)] == []
+    feed.forget(1, feed.last_chunks)  # nothing new was sent by the last call: nothing to forget
+    assert [m for m in feed.messages(sim, generation=1) if isinstance(m, bytes)] == []
+    feed.forget(1, frozenset(k for k in feed.sent))
+    assert [m for m in feed.messages(sim, generation=1) if isinstance(m, bytes)] == meshes
+    chunks = feed.last_chunks
+    feed.forget(0, chunks)  # another flock's: ignored
+    assert [m for m in feed.messages(sim, generation=1) if isinstance(m, bytes)] == []
