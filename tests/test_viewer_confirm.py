@@ -259,6 +259,7 @@ def test_the_rocks_of_a_dropped_frame_are_sent_with_the_next_one():
     from flocksim.viewer.game import GameFeed
 
     sim = Simulation(apply_overrides(load_preset("flappy-boids"), ["agents.n=30"]))
+    sim.step()  # the game meshes its first rock chunks as it steps
     feed = GameFeed()
     first = feed.messages(sim, generation=1)
     meshes = [m for m in first if isinstance(m, bytes)]
