@@ -13,11 +13,21 @@ per frame).
 To explain the number, the same parameters are then stepped and encoded in this process (after
 the server has stopped, so the two never compete for the CPU): ``step_ms`` is the median
 ``Simulation.step()``, ``encode_ms`` the median ``encode_frame`` (status values given, as the
-server caches mean neighbours); a frame costs about step_ms + encode_ms of server time plus the
-transfer. ``control_reply_ms_*``: round trip of a control message the server rejects, sent
-while the flock keeps stepping (how responsive the server stays).
+server caches mean neighbours), and its phases ``status_ms`` (the polarization), ``capture_ms``
+and ``pack_ms``. The server captures a frame between two steps on its worker thread and computes
+the polarization and packs on another thread beside the next step, so a frame takes at least
+step_ms + capture_ms, more where the packing competes with the step for the cores.
+``control_reply_ms_*``: round trip of a control message the server rejects, sent
+while the flock keeps stepping (how responsive the server stays). ``pause_ms_*`` /
+``resume_ms_*``: ``--pauses`` times, the time from sending ``pause`` (``resume``) to the server's
+``state`` message confirming it, while the client keeps pulling frames as the page does (a
+``next`` sent ``--draw-ms`` after each frame arrives, the time a page takes to draw it); each
+pause is sent after at least 3 frames of a running flock, at a random moment (0 to
+``--draw-ms`` + 100 ms after a frame arrived: while the client draws, or after it asked for the
+next frame). Median and worst. A client slower than a step (a page drawing on the CPU: about
+100 ms at 100 000 birds) asks for each frame while the next step runs.
 
-Usage: python benchmarks/bench_viewer.py [--n 10000 --n 100000] [--seconds 10] [--threads T]
+Usage: python benchmarks/bench_viewer.py [--n 10000 --n 100000] [--seconds 10] [--threads T] [--pauses K]
 Prints one JSON object per N: {n, frames_per_second, bytes_per_frame_mean, bytes_per_frame_max,
 step_ms, encode_ms, ...}.
 """
@@ -26,9 +36,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
+import random
 import socket
 import statistics
 import struct
@@ -40,7 +52,7 @@ import numba
 import websockets
 
 from flocksim import Simulation, __version__, apply_overrides, load_preset
-from flocksim.viewer.protocol import decode_frame, encode_frame, status_values
+from flocksim.viewer.protocol import capture_frame, decode_frame, encode_frame, pack_frame, status_values
 
 STEP_AT = 32  # byte offset of the frame's uint64 step (docs/protocol.md, header)
 NEXT = json.dumps({"type": "next"})
@@ -86,7 +98,71 @@ def stop_server(server: subprocess.Popen) -> None:
         server.kill()
 
 
-async def pull(n: int, port: int, warmup: float, seconds: float) -> dict:
+async def confirmations(ws, count: int, draw_s: float) -> dict:
+    """Pause and resume confirmation times [ms] (see the module's docstring), ``count`` of each."""
+    rng = random.Random(1)
+    frames = 0
+    arrived = asyncio.Event()
+    waiter: asyncio.Future | None = None
+
+    async def ask_later() -> None:
+        await asyncio.sleep(draw_s)  # the page draws the frame, then asks for the next
+        await ws.send(NEXT)
+
+    async def reader() -> None:
+        nonlocal frames
+        asking: asyncio.Task | None = None
+        while True:
+            data = await ws.recv()  # read on meanwhile: a reply is seen as it arrives
+            if isinstance(data, bytes):
+                frames += 1
+                arrived.set()
+                if asking is not None:
+                    await asking
+                asking = asyncio.create_task(ask_later())
+                continue
+            message = json.loads(data)
+            if message["type"] == "state" and waiter is not None and not waiter.done():
+                waiter.set_result(message["paused"])
+            elif message["type"] != "compiling":
+                raise SystemExit(f"unexpected message: {data[:300]}")
+
+    async def confirm(kind: str) -> float:
+        nonlocal waiter
+        waiter = asyncio.get_running_loop().create_future()
+        started = time.perf_counter()
+        await ws.send(json.dumps({"type": kind}))
+        paused = await asyncio.wait_for(waiter, timeout=120)
+        if paused != (kind == "pause"):
+            raise SystemExit(f"{kind}: the server confirmed paused={paused}")
+        return time.perf_counter() - started
+
+    task = asyncio.create_task(reader())
+    await ws.send(NEXT)
+    pauses, resumes = [], []
+    try:
+        for _ in range(count):
+            seen = frames
+            while frames < seen + 3:  # a running flock: frames captured behind steps
+                arrived.clear()
+                await asyncio.wait_for(arrived.wait(), timeout=120)
+            await asyncio.sleep(rng.uniform(0.0, draw_s + 0.1))
+            pauses.append(await confirm("pause"))
+            await asyncio.sleep(0.1)
+            resumes.append(await confirm("resume"))
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    return {
+        "pause_ms_median": round(1e3 * statistics.median(pauses), 2),
+        "pause_ms_max": round(1e3 * max(pauses), 2),
+        "resume_ms_median": round(1e3 * statistics.median(resumes), 2),
+        "resume_ms_max": round(1e3 * max(resumes), 2),
+    }
+
+
+async def pull(n: int, port: int, warmup: float, seconds: float, pauses: int, draw_s: float) -> dict:
     url = f"ws://127.0.0.1:{port}/ws?protocol=2&preset=starlings-3d&set=agents.n%3D{n}"
     async with websockets.connect(url, max_size=None, compression=None) as ws:
         for expected in ("hello", "params"):
@@ -132,6 +208,7 @@ async def pull(n: int, port: int, warmup: float, seconds: float) -> dict:
             if reply["type"] != "error":
                 raise SystemExit(f"expected an error reply, got {reply}")
             await asyncio.sleep(0.01)
+        confirmed = await confirmations(ws, pauses, draw_s) if pauses else {}
     return {
         "frames": len(sizes),
         "seconds": round(elapsed, 3),
@@ -144,28 +221,36 @@ async def pull(n: int, port: int, warmup: float, seconds: float) -> dict:
         "first_frame_s": round(compile_s, 2),
         "control_reply_ms_median": round(1e3 * statistics.median(replies), 2),
         "control_reply_ms_max": round(1e3 * max(replies), 2),
+        **confirmed,
+        "draw_ms": round(1e3 * draw_s, 1),
     }
 
 
 def in_process(n: int, threads: int | None, repeats: int) -> dict:
-    """Median step and encode times [ms] of the same parameters in this process."""
+    """Median times [ms] of the same parameters in this process: ``step_ms`` (``Simulation.step``),
+    ``encode_ms`` (``encode_frame`` with status values given) and its phases: ``status_ms``
+    (``status_values`` with mean neighbours given: the polarization), ``capture_ms`` (copying a
+    frame out, ``capture_frame``) and ``pack_ms`` (``pack_frame``)."""
     sim = Simulation(apply_overrides(load_preset("starlings-3d"), [f"agents.n={n}"]), threads=threads)
     sim.warm_up()
     sim.step(3)
     encode_frame(sim, 0)
-    steps, encodes = [], []
+    times: dict[str, list[float]] = {"step": [], "encode": [], "status": [], "capture": [], "pack": []}
     status = status_values(sim, 0.0)
+
+    def timed(name: str, fn, *args, **kwargs):
+        t = time.perf_counter()
+        result = fn(*args, **kwargs)
+        times[name].append(time.perf_counter() - t)
+        return result
+
     for k in range(repeats):
-        t = time.perf_counter()
-        sim.step()
-        steps.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        encode_frame(sim, k, status=status)
-        encodes.append(time.perf_counter() - t)
-    return {
-        "step_ms": round(1e3 * statistics.median(steps), 2),
-        "encode_ms": round(1e3 * statistics.median(encodes), 2),
-    }
+        timed("step", sim.step)
+        timed("encode", encode_frame, sim, k, status=status)
+        timed("status", status_values, sim, 0.0, mean_neighbors=7.0)
+        parts = timed("capture", capture_frame, sim, k, status=status)
+        timed("pack", pack_frame, parts)
+    return {f"{name}_ms": round(1e3 * statistics.median(values), 2) for name, values in times.items()}
 
 
 def main() -> None:
@@ -175,13 +260,15 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=2.0, help="untimed seconds after the first frame")
     parser.add_argument("--threads", type=int, default=None, help="numba threads (default: NUMBA_NUM_THREADS)")
     parser.add_argument("--repeats", type=int, default=20, help="in-process steps timed for step_ms/encode_ms")
+    parser.add_argument("--pauses", type=int, default=10, help="pause/resume confirmations timed (0: none)")
+    parser.add_argument("--draw-ms", type=float, default=100.0, help="client's delay before each next while pausing")
     args = parser.parse_args()
     for n in args.n or [10_000, 100_000]:
         port = free_port()
         print(f"n={n}: serving on port {port} ...", file=sys.stderr, flush=True)
         server = start_server(n, port, args.threads)
         try:
-            row = asyncio.run(pull(n, port, args.warmup, args.seconds))
+            row = asyncio.run(pull(n, port, args.warmup, args.seconds, args.pauses, args.draw_ms / 1e3))
         finally:
             stop_server(server)
         row = {"n": n, **row, **in_process(n, args.threads, args.repeats)}

@@ -55,8 +55,8 @@ def ws_connect(port: int, path: str = SMALL):
 
 
 def reply(ws, kind: str, timeout: float = TIMEOUT) -> dict:
-    """The next JSON message, which must be of type ``kind`` (frames and ``state`` messages in
-    between are skipped)."""
+    """The next JSON message, which must be of type ``kind`` (frames, ``state`` messages and
+    ``compiling`` progress, sent whenever numba compiles, in between are skipped)."""
     deadline = time.monotonic() + timeout
     while True:
         message = ws.recv(timeout=max(deadline - time.monotonic(), 0.01))
@@ -64,7 +64,7 @@ def reply(ws, kind: str, timeout: float = TIMEOUT) -> dict:
             parsed = json.loads(message)
             if parsed["type"] == kind:
                 return parsed
-            assert parsed["type"] == "state", f"expected a {kind} message, got {parsed}"
+            assert parsed["type"] in ("state", "compiling"), f"expected a {kind} message, got {parsed}"
 
 
 def frame(ws, timeout: float = TIMEOUT):

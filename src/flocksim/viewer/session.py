@@ -8,8 +8,8 @@ it the client's messages with :meth:`ViewerSession.receive`.
 Threads: every operation on the simulation (step, control parsing and validation, copying a
 frame's arrays out of it, neighbour count) runs on the session's one worker thread, in submission
 order, so none ever sees a half-stepped state and no lock is needed; the event loop only
-schedules. A frame is packed (unit headings, bounding box, quantization) from those copies on a
-second thread, the packer, while the worker goes on with the next step. The
+schedules. A frame is packed (unit headings, polarization, bounding box, quantization) from those
+copies on a second thread, the packer, while the worker goes on with the next step. The
 numba kernels release the GIL, so serving stays responsive while a flock steps. Under numba's
 ``workqueue`` threading layer, which must not be entered from two threads at once, all
 sessions share one lock around simulation work.
@@ -32,7 +32,10 @@ to catch up after a slow step; the measured rate (steps over the last second) is
 value 4. Frames follow pull flow control: one frame per ``next``, of the newest state; while
 running, a frame waits until the state has advanced past the last frame sent (never the same
 step twice), while paused it is sent at once. Control replies and frames go out in the order
-the state changed: a frame encoded after a refill is never sent before its ``params``.
+the state changed: a frame encoded after a refill is never sent before its ``params``, and a frame
+captured before a change that a ``params`` message announces is not sent after it (it is
+captured again). The send lock is held only while sending: a ``state`` reply to ``pause`` or
+``resume`` goes out at once, not after the step a frame's capture waits for or the packing.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -238,6 +242,17 @@ class StepRate:
             return (len(self._times) - 1) / span if span > 0 else 0.0
 
 
+@dataclass(frozen=True)
+class Captured:
+    """A frame's copies, taken on the worker thread, with what decides whether it is sent."""
+
+    parts: FrameParts
+    key: tuple[int, int]  # (generation, step) of the state shown
+    version: int  # the session's change count when captured: a frame older than a params message is dropped
+    messages: list[str | bytes]  # a game's rocks and score, sent before the frame
+    chunks: frozenset[int]  # the rock chunks those messages send (sent again if the frame is dropped)
+
+
 class ViewerSession:
     """One connection's simulation. ``send``: coroutine that sends a text (JSON) or binary
     (frame) message to the client. ``sps``: most steps per second (0 = unlimited);
@@ -291,7 +306,7 @@ class ViewerSession:
         self._inbox: asyncio.Queue[str | bytes | bytearray | memoryview] = asyncio.Queue(MAX_QUEUED_MESSAGES)
         self._dropped = 0  # messages dropped since the last notice
         self._game = GameFeed()  # Flappy Boids: rock meshes and status sent before each frame
-        self._game_messages: list[str | bytes] = []
+        self._version = 0  # bumped on the worker by every change a params message announces
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -518,6 +533,7 @@ class ViewerSession:
         if not self.closed:  # stop() may have run meanwhile: then the simulation is not kept
             self.sim = sim
         self.generation += 1
+        self._version += 1
         self._rate.clear()
 
     def _change(self, params: AnyParams, keep: bool) -> bool:
@@ -537,6 +553,7 @@ class ViewerSession:
             self.generation += 1
         if not self.closed:
             self.sim = new
+        self._version += 1
         self._neighbors = None
         self._rate.clear()
         return refill
@@ -577,6 +594,7 @@ class ViewerSession:
             self.sim = target.sim
         self.preset, self.origin, self.params = target.preset, target.origin, target.params
         self.generation += 1
+        self._version += 1
         self._neighbors = None
         self._rate.clear()
         return fresh
@@ -621,15 +639,16 @@ class ViewerSession:
         self._neighbors = (self.generation, now, mean)
         return mean
 
-    def _capture(self) -> tuple[FrameParts, tuple[int, int]]:
-        """On the worker thread: copy what the next frame needs (packed on the packer thread)."""
+    def _capture(self) -> Captured:
+        """On the worker thread: copy what the next frame needs (packed on the packer thread, which
+        also computes the polarization from the copied velocities)."""
         sim = self._sim
         rate = 0.0 if self.paused else self._rate.rate
-        status = status_values(sim, rate, mean_neighbors=self._mean_neighbors(sim))
+        status = status_values(sim, rate, mean_neighbors=self._mean_neighbors(sim), polar=math.nan)
         with _engine_guard():
-            parts = capture_frame(sim, self.frame_index, selected=SELECTED_ID, status=status)
-        self._game_messages = self._game.messages(sim, self.generation)
-        return parts, (self.generation, sim.steps)
+            parts = capture_frame(sim, self.frame_index, selected=SELECTED_ID, status=status, polarize=True)
+        messages = self._game.messages(sim, self.generation)
+        return Captured(parts, (self.generation, sim.steps), self._version, messages, self._game.last_chunks)
 
     # ------------------------------------------------------------------ loops
 
@@ -676,29 +695,34 @@ class ViewerSession:
             if not self.paused and self._last_sent == self._state_key():
                 await changed.wait()  # running: wait until the state moves past the last frame
                 continue
-            async with self._io:
+            # Captured and packed without the send lock: a control's reply (state, error) goes out
+            # meanwhile instead of waiting for the step the capture waits behind and the packing.
+            try:
+                captured = await self._work(self._capture)
+                # packed beside the next step (the worker steps on): it reads only the copies
+                frame = await asyncio.get_running_loop().run_in_executor(self._packer, pack_frame, captured.parts)
+            except Exception as exc:
                 if self.closed:
                     return
-                if not self.paused and self._last_sent == self._state_key():
-                    continue  # another change made this state old news; wait again
-                try:
-                    parts, key = await self._work(self._capture)
-                    # packed beside the next step (the worker steps on): it reads only the copies
-                    frame = await asyncio.get_running_loop().run_in_executor(self._packer, pack_frame, parts)
-                except Exception as exc:
-                    if self.closed:
-                        return
-                    log.exception("viewer: frame encoding failed")
-                    await self._send_now(error_reply(f"frame: encoding failed ({type(exc).__name__}: {exc})"))
-                    self._pending_next = 0
-                    self._want_frame.clear()
+                log.exception("viewer: frame encoding failed")
+                await self._send(error_reply(f"frame: encoding failed ({type(exc).__name__}: {exc})"))
+                self._pending_next = 0
+                self._want_frame.clear()
+                continue
+            async with self._io:  # held only to send
+                if self.closed:
+                    return
+                if captured.version != self._version:
+                    # a set, preset, reset or mode change ran after the capture and its params went
+                    # out first: this frame shows the state before it; capture again (same index)
+                    self._game.forget(captured.key[0], captured.chunks)  # no capture runs now (only this loop asks)
                     continue
                 self.frame_index += 1
-                self._last_sent = key
+                self._last_sent = captured.key
                 self._pending_next = max(self._pending_next - 1, 0)
                 if self._pending_next == 0:
                     self._want_frame.clear()
-                for message in self._game_messages:  # a game's rocks and score come before its frame
+                for message in captured.messages:  # a game's rocks and score come before its frame
                     await self._send_now(message)
                 await self._send_now(frame)
 
