@@ -7,12 +7,12 @@ import numba
 import numpy as np
 
 from flocksim.budgets import PairBudget
+from flocksim.components.detail import keep_or_restore
 from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.engines.cpu_reynolds_grid import GridSteering
 from flocksim.kernels.blocks import block_bounds, block_count
 from flocksim.kernels.compile import serial_kernel
 from flocksim.models.reynolds import ReynoldsModel, integrate_agent, reynolds_acceleration
-from flocksim.components.detail import keep_or_restore
 from flocksim.neighbors import find_neighbors, metric_search_on_grid
 from flocksim.state import FlockState
 
