@@ -268,23 +268,23 @@ def test_spawned_agents_refresh_first():
 
 
 def test_errors_name_the_field():
-    with pytest.raises(ConfigError, match="detail.enabled: only the reynolds model"):
+    with pytest.raises(ConfigError, match=r"detail.enabled: only the reynolds model"):
         apply_overrides(load_preset("vicsek"), ["detail.enabled=true"])
-    with pytest.raises(ConfigError, match="detail.far_every"):
+    with pytest.raises(ConfigError, match=r"detail.far_every"):
         params("boids-2d", "detail.far_every=0")
-    with pytest.raises(ConfigError, match="detail.focus: needs 2 numbers"):
+    with pytest.raises(ConfigError, match=r"detail.focus: needs 2 numbers"):
         params("boids-2d", "detail.enabled=true", "detail.focus=[1, 2, 3]")
-    with pytest.raises(ConfigError, match="detail.view_direction: must not be all zeros"):
+    with pytest.raises(ConfigError, match=r"detail.view_direction: must not be all zeros"):
         params("boids-2d", "detail.enabled=true", "detail.view_direction=[0, 0]")
     on = params("boids-2d", "detail.enabled=true")
-    with pytest.raises(ValueError, match="detail.enabled: the level of detail runs on the cpu engine only"):
+    with pytest.raises(ValueError, match=r"detail.enabled: the level of detail runs on the cpu engine only"):
         make_engine("cuda", make_model(on))
     sim = Simulation(on)
-    with pytest.raises(ValueError, match="set_view: position must be 2 finite numbers"):
+    with pytest.raises(ValueError, match=r"set_view: position must be 2 finite numbers"):
         sim.set_view([1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match="set_view: direction must not be all zeros"):
+    with pytest.raises(ValueError, match=r"set_view: direction must not be all zeros"):
         sim.set_view([1.0, 2.0], [0.0, 0.0])
-    with pytest.raises(ValueError, match="set_view: fov_deg must be > 0 and <= 360"):
+    with pytest.raises(ValueError, match=r"set_view: fov_deg must be > 0 and <= 360"):
         sim.set_view([1.0, 2.0], [1.0, 0.0], fov_deg=0.0)
-    with pytest.raises(ValueError, match="set_view: no level of detail"):
+    with pytest.raises(ValueError, match=r"set_view: no level of detail"):
         Simulation(params("boids-2d")).set_view([1.0, 2.0])
