@@ -327,7 +327,7 @@ class Simulation:
         component.set(point, mode)
 
     def set_view(self, position: Any, direction: Any = None, fov_deg: float | None = None) -> None:
-        """Move the level of detail's focus (``params.detail``, docs/tuning.md "Level of detail") to
+        """Move the level of detail's focus (``params.detail``, docs/parameters.md "Level of detail") to
         ``position`` (world.dim numbers [units], e.g. the camera's position) from the next step on:
         agents within ``detail.near`` of it (and, with ``direction``, inside the view cone around
         ``direction`` of full angle ``fov_deg`` [deg]; None keeps the current angle) refresh their

@@ -1,4 +1,4 @@
-"""Level of detail (params ``detail``, docs/tuning.md "Level of detail"): a Simulation component.
+"""Level of detail (params ``detail``, docs/parameters.md "Level of detail"): a Simulation component.
 
 Before every step it chooses the agents that refresh their steering in this step (the others keep
 the acceleration they last computed and still move): an alive agent refreshes when

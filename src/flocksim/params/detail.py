@@ -1,5 +1,5 @@
 """Level of detail: agents far from a focus (the camera) or outside its view cone refresh their
-steering less often (docs/tuning.md, "Level of detail")."""
+steering less often (docs/parameters.md, "Level of detail")."""
 
 from __future__ import annotations
 
