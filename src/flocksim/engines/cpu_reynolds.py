@@ -76,10 +76,12 @@ class ReynoldsStepper:
     list's result); otherwise (topological, brute force, a blind angle or centrality-weighted cohesion)
     the neighbour list is built and :func:`reynolds_accelerations` sums over it.
 
-    With a level of detail (``model.detail``, :mod:`flocksim.components.detail`) that leaves some alive
-    agents out, only the refreshing agents' rows are searched (``find_neighbors``'s query mask) and
-    steered; :func:`flocksim.components.detail.keep_or_restore` then keeps their accelerations and gives
-    the others theirs back. When every alive agent refreshes, the step is the full step, bitwise."""
+    With a level of detail (``model.detail``, :mod:`flocksim.components.detail`), only the refreshing
+    agents' rows are searched (``find_neighbors``'s query mask) and steered over the list (never the
+    grid sums: a metric run with a level of detail compiles one phase one, not two);
+    :func:`flocksim.components.detail.keep_or_restore` then keeps their accelerations and gives the
+    others theirs back. The list's sums are bitwise the grid's, so when every alive agent refreshes
+    the step is the full step, bitwise."""
 
     def __init__(self, budget: PairBudget):
         self.budget = budget
@@ -89,9 +91,9 @@ class ReynoldsStepper:
         plan, model.detail = model.detail, None  # consumed: a step without one (a warm-up) keeps nothing
         inputs = model.inputs(state)
         aux = model.aux(state.n)
-        if plan is None or np.count_nonzero(plan.active) == state.n_alive:
+        if plan is None:
             self.full_phase_one(model, state, inputs, buf, aux)
-        else:
+        else:  # always the list: the grid sums are then never compiled for a run with a level of detail
             q = model.neighbor_query()
             nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method,
                                   self.budget, query=plan.active)  # fmt: skip
