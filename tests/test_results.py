@@ -60,12 +60,19 @@ STUDY_SLICES = {
 }
 
 
+DETAIL_SLICES = {
+    # file: (preset, condition, seed) of one run of benchmarks/detail_effect.py
+    "detail/effect.csv": ("starlings-3d", "on-4", 0),
+}
+
+
 def committed_files() -> set[str]:
     return {p.relative_to(RESULTS).as_posix() for pattern in ("*.csv", "*.parquet") for p in RESULTS.rglob(pattern)}
 
 
 def test_every_results_file_has_a_slice():
-    assert committed_files() == set(EXPERIMENT_SLICES) | set(SWEEP_SLICES) | set(VALIDATION_SLICES) | set(STUDY_SLICES)
+    sliced = set(EXPERIMENT_SLICES) | set(SWEEP_SLICES) | set(VALIDATION_SLICES) | set(STUDY_SLICES)
+    assert committed_files() == sliced | set(DETAIL_SLICES)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -188,3 +195,25 @@ def test_transition_study_slice_is_remade_bitwise(name):
             for r in transition.run_rows(p, side, seed)
         ]
         assert remade == committed, side
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(DETAIL_SLICES))
+def test_detail_effect_slice_is_remade_bitwise(name):
+    """``python benchmarks/detail_effect.py --only PRESET,CONDITION,SEED`` (the level of detail's
+    effect on results) writes that run's rows of the committed file again, every digit."""
+    preset, condition, seed = DETAIL_SLICES[name]
+    rows = read_rows(RESULTS / name)
+    committed = [r for r in rows if (r["preset"], r["condition"], r["seed"]) == (preset, condition, str(seed))]
+    steps = sorted(int(r["step"]) for r in committed)
+    assert len(steps) > 2, f"{name} has no rows for {preset} {condition} seed {seed}"
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "detail_effect.py"
+    only = f"{preset},{condition},{seed}"
+    args = ["--only", only, "--steps", str(steps[-1]), "--every", str(steps[1] - steps[0])]
+    done = subprocess.run(
+        [sys.executable, str(script), *args], env={**os.environ, **PINNED_BLAS}, capture_output=True, text=True,
+        timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    remade = list(csv.DictReader(done.stdout.splitlines()))
+    assert remade == committed

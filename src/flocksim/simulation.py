@@ -326,6 +326,18 @@ class Simulation:
             self.components.append(component)
         component.set(point, mode)
 
+    def set_view(self, position: Any, direction: Any = None, fov_deg: float | None = None) -> None:
+        """Move the level of detail's focus (``params.detail``, docs/parameters.md "Level of detail") to
+        ``position`` (world.dim numbers [units], e.g. the camera's position) from the next step on:
+        agents within ``detail.near`` of it (and, with ``direction``, inside the view cone around
+        ``direction`` of full angle ``fov_deg`` [deg]; None keeps the current angle) refresh their
+        steering every step, the others every ``detail.far_every`` steps. ``direction`` None: no cone.
+        Needs detail.enabled; raises ValueError naming a bad value."""
+        component = next((c for c in self.components if c.name == "detail"), None)
+        if component is None:
+            raise ValueError("set_view: no level of detail (detail.enabled is false); set detail.enabled = true")
+        component.set_view(position, direction, fov_deg)
+
     def _targets(self, what: str) -> Any:
         for component in self.components:
             if component.name == "targets":

@@ -4,7 +4,8 @@
 :func:`default_components` builds the ones a parameter set switches on:
 ``predator`` (:class:`Predators`), ``turning``
 (:class:`SpontaneousTurning`), ``game`` (:class:`flocksim.game.FlappyGame`) and, when agents seek,
-``targets`` (:class:`flocksim.scenarios.targets.Targets`), in that order.
+``targets`` (:class:`flocksim.scenarios.targets.Targets`) and ``detail`` (:class:`LevelOfDetail`, last:
+it chooses the agents that refresh from the state the others leave), in that order.
 ``pointer`` (:class:`PointerSteering`) is added by ``Simulation.set_pointer``.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from flocksim.components.detail import LevelOfDetail
 from flocksim.components.noise import PreDrawnNoise
 from flocksim.components.pointer import PointerSteering, pointer_turn
 from flocksim.components.predator import Predators
@@ -42,10 +44,13 @@ def default_components(sim: Simulation) -> list[Any]:
         from flocksim.scenarios.targets import Targets
 
         components.append(Targets(sim))
+    if params.detail.enabled:
+        components.append(LevelOfDetail(sim))
     return components
 
 
 __all__ = [
+    "LevelOfDetail",
     "PointerSteering",
     "PreDrawnNoise",
     "Predators",

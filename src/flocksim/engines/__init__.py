@@ -39,6 +39,10 @@ def make_engine(name: str, model: Model, threads: int | None = None, max_pairs: 
     most neighbour pairs one search may hold (None: :data:`flocksim.budgets.DEFAULT_MAX_PAIRS`)."""
     if name not in ENGINES:
         raise ValueError(f"engine: unknown engine {name!r}; allowed: {', '.join(ENGINES)}")
+    detail = getattr(getattr(model, "params", None), "detail", None)
+    if name != "cpu" and detail is not None and detail.enabled:
+        raise ValueError(f"detail.enabled: the level of detail runs on the cpu engine only (engine {name!r}); "
+                         "allowed: engine 'cpu', or detail.enabled = false")  # fmt: skip
     return ENGINES[name](model, threads=threads, max_pairs=max_pairs)
 
 

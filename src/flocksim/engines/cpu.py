@@ -23,7 +23,7 @@ from flocksim import budgets
 from flocksim.budgets import PairBudget
 from flocksim.engines.cpu_abm import AbmStepper
 from flocksim.engines.cpu_couzin import step_couzin
-from flocksim.engines.cpu_reynolds import ReynoldsStepper, integrate_all, reynolds_accelerations, step_reynolds
+from flocksim.engines.cpu_reynolds import ReynoldsStepper, integrate_all, reynolds_accelerations
 from flocksim.engines.cpu_vicsek import step_vicsek
 from flocksim.models.base import Model
 from flocksim.neighbors import NeighborList, count_metric_pairs, find_neighbors, metric_pairs_lower_bound
@@ -51,7 +51,7 @@ class NeighborListStepper:
 
 
 CPU_STEPPERS: dict[str, Callable[[PairBudget], CpuStepper]] = {
-    "reynolds": lambda budget: ReynoldsStepper(NeighborListStepper(step_reynolds, budget), budget),
+    "reynolds": ReynoldsStepper,
     "abm-flocking": AbmStepper,
     "vicsek": lambda budget: NeighborListStepper(step_vicsek, budget),
     "couzin": lambda budget: NeighborListStepper(step_couzin, budget),

@@ -3,18 +3,17 @@ chooses between the neighbour-list path and the grid path (engines/cpu_reynolds_
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numba
 import numpy as np
 
 from flocksim.budgets import PairBudget
+from flocksim.components.detail import keep_or_restore
 from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.engines.cpu_reynolds_grid import GridSteering
 from flocksim.kernels.blocks import block_bounds, block_count
 from flocksim.kernels.compile import serial_kernel
 from flocksim.models.reynolds import ReynoldsModel, integrate_agent, reynolds_acceleration
-from flocksim.neighbors import NeighborList, metric_search_on_grid
+from flocksim.neighbors import find_neighbors, metric_search_on_grid
 from flocksim.state import FlockState
 
 
@@ -59,15 +58,6 @@ def integrate_all(position, velocity, alive, acc, aux, inputs, dim, space, dt, c
         _integrate_agents(i0, i1, position, velocity, alive, acc, aux, spin, turn, dim, space, dt, c)
 
 
-def step_reynolds(model: ReynoldsModel, state: FlockState, nbrs: NeighborList, dt: float, buf: np.ndarray) -> None:
-    """One step over the neighbour list ``nbrs`` (the reference path)."""
-    inputs = model.inputs(state)
-    aux = model.aux(state.n)
-    reynolds_accelerations(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim, model.space,
-                           model.coefficients, inputs, buf, aux)  # fmt: skip
-    finish_step(model, state, inputs, aux, dt, buf)
-
-
 def finish_step(model: ReynoldsModel, state: FlockState, inputs, aux: np.ndarray, dt: float, buf: np.ndarray) -> None:
     """Phase two from the accelerations in ``buf``, then overlap resolution (when enabled)."""
     c = model.coefficients
@@ -81,24 +71,49 @@ def finish_step(model: ReynoldsModel, state: FlockState, inputs, aux: np.ndarray
 
 
 class ReynoldsStepper:
-    """A metric search on the grid: phase one sums the rules straight from the grid
-    (:class:`flocksim.engines.cpu_reynolds_grid.GridSteering`, bitwise the list's result);
-    otherwise (topological, brute force, a blind angle or centrality-weighted cohesion) the
-    ``listed`` stepper builds the list and runs :func:`step_reynolds`."""
+    """Phase one, then phase two (:func:`finish_step`). A metric search on the grid: phase one sums the
+    rules straight from the grid (:class:`flocksim.engines.cpu_reynolds_grid.GridSteering`, bitwise the
+    list's result); otherwise (topological, brute force, a blind angle or centrality-weighted cohesion)
+    the neighbour list is built and :func:`reynolds_accelerations` sums over it.
 
-    def __init__(self, listed: Callable[[ReynoldsModel, FlockState, float, np.ndarray], None], budget: PairBudget):
-        self.listed = listed
+    With a level of detail (``model.detail``, :mod:`flocksim.components.detail`), only the refreshing
+    agents' rows are searched (``find_neighbors``'s query mask) and steered over the list (never the
+    grid sums: a metric run with a level of detail compiles one phase one, not two);
+    :func:`flocksim.components.detail.keep_or_restore` then keeps their accelerations and gives the
+    others theirs back. The list's sums are bitwise the grid's, so when every alive agent refreshes
+    the step is the full step, bitwise."""
+
+    def __init__(self, budget: PairBudget):
+        self.budget = budget
         self.grid = GridSteering(budget)
 
     def __call__(self, model: ReynoldsModel, state: FlockState, dt: float, buf: np.ndarray) -> None:
+        plan, model.detail = model.detail, None  # consumed: a step without one (a warm-up) keeps nothing
+        inputs = model.inputs(state)
+        aux = model.aux(state.n)
+        if plan is None:
+            self.full_phase_one(model, state, inputs, buf, aux)
+        else:  # always the list: the grid sums are then never compiled for a run with a level of detail
+            q = model.neighbor_query()
+            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method,
+                                  self.budget, query=plan.active)  # fmt: skip
+            reynolds_accelerations(state.position, state.velocity, plan.active, nbrs.start, nbrs.index, state.dim,
+                                   model.space, model.coefficients, inputs, buf, aux)  # fmt: skip
+        if plan is not None:
+            keep_or_restore(state.alive, plan.active, buf, aux, plan.acc, plan.aux, plan.kept)
+        finish_step(model, state, inputs, aux, dt, buf)
+
+    def full_phase_one(self, model: ReynoldsModel, state: FlockState, inputs, buf: np.ndarray,
+                       aux: np.ndarray) -> None:  # fmt: skip
+        """buf[i] and aux[i] of every alive agent."""
         q = model.neighbor_query()
         c = model.coefficients
         # the grid path's sums have no blind cone and no centrality: those take the list
         listed = q.mode != "metric" or c.blind or c.coh_centrality > 0.0
         if listed or not metric_search_on_grid(state.position, q.radius, q.method):
-            self.listed(model, state, dt, buf)
+            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method,
+                                  self.budget)  # fmt: skip
+            reynolds_accelerations(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim,
+                                   model.space, c, inputs, buf, aux)  # fmt: skip
             return
-        inputs = model.inputs(state)
-        aux = model.aux(state.n)
         self.grid(model, state, q.radius, inputs, buf, aux)
-        finish_step(model, state, inputs, aux, dt, buf)

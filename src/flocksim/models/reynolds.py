@@ -517,6 +517,9 @@ class ReynoldsModel:
         """(P, 3) predator positions the next step's birds react to (set by the predator component)."""
         self.turn = np.zeros((0, 3))
         """(N, 3) rotation vectors [rad] of the next step's spontaneous turn, or (0, 3) for none."""
+        self.detail = None
+        """The next step's level of detail (a :class:`flocksim.components.detail.DetailPlan`, set by the
+        detail component and consumed by the step), or None: every agent refreshes its steering."""
         self.targets = np.zeros((0, 3))
         """(N, 3) seek point of every agent in the next step (set by the targets component), or (0, 3):
         every agent seeks ``rules.seek.target``."""

@@ -39,17 +39,21 @@ def find_neighbors(
     k: int = 7,
     method: Literal["auto", "grid", "brute"] = "auto",
     budget: PairBudget | None = None,
+    query: np.ndarray | None = None,
 ) -> NeighborList:
     """Neighbour list of every agent; ``method`` changes the speed, never the result. A list that
     would hold more pairs than ``budget`` (default: :data:`flocksim.budgets.DEFAULT_MAX_PAIRS`) raises
-    :class:`flocksim.budgets.BudgetError` before it is allocated."""
+    :class:`flocksim.budgets.BudgetError` before it is allocated. ``query`` (N,) bool: only the rows
+    of the alive agents it marks are searched, each bitwise its row in the full list; the other rows
+    are empty (None: every alive agent's row)."""
     if mode == "topological" and k < 1:
         raise ValueError(f"k: must be >= 1 for topological neighbours, got {k}")
     budget = PairBudget() if budget is None else budget
     brute = _brute(position, method)
     if mode == "metric":
-        return (metric_neighbors_brute if brute else metric_neighbors_grid)(position, alive, space, radius, budget)
-    return (knn_neighbors_brute if brute else knn_neighbors_grid)(position, alive, space, k, budget)
+        search = metric_neighbors_brute if brute else metric_neighbors_grid
+        return search(position, alive, space, radius, budget, query)
+    return (knn_neighbors_brute if brute else knn_neighbors_grid)(position, alive, space, k, budget, query)
 
 
 LOWER_BOUND_MAX_CELLS = 2**62

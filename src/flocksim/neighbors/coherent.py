@@ -450,7 +450,7 @@ def _block_gap(x, origin, width, c, count, periodic):
 
 
 @serial_kernel
-def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scratch, row_index, fill):
+def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, query, scratch, row_index, fill):
     """:func:`knn_rows_by_cell` for cells c0..c1."""
     rs, rk, rd, runs, shifts, cand, ints = scratch
     capacity = ints.shape[2]
@@ -487,6 +487,9 @@ def _knn_cells(c0, c1, tid, xs, ys, zs, order, cell_start, g, dim, space, k, scr
                 cand[tid, 1, q] = np.inf
                 cand[tid, 2, q] = np.inf
         for si in range(lo, hi):
+            if not query[order[si]]:
+                fill[order[si]] = 0
+                continue
             m = _knn_in_block(si, own + si, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, space, k, tid, rs, rk,
                               rd, cand, ints)  # fmt: skip
             if m < k:  # the block did not prove the k nearest: the ring search, called (one call site)
@@ -604,17 +607,18 @@ def _knn_in_block(si, qi, total, prev, xs, ys, zs, order, g, ix, iy, iz, dim, sp
 
 
 @numba.njit(parallel=True, cache=True)
-def knn_rows_by_cell(xs, ys, zs, order, cell, cell_start, g, dim, space, k, scratch, row_index, fill):
+def knn_rows_by_cell(xs, ys, zs, order, cell, cell_start, g, dim, space, k, query, scratch, row_index, fill):
     """k-nearest rows in agent order, row_index[i, :fill[i]] sorted by (distance, index), cell by
     cell: the agents of a cell's 3x3(x3) block are gathered once, every agent of the cell computes
     its distances to all of them in one loop and keeps the k nearest of those nearer than anything
     outside the block (:func:`_knn_in_block`); an agent with fewer than k such candidates takes the
-    ring search (:func:`knn_search`)."""
+    ring search (:func:`knn_search`). Only the agents i with query[i] are searched; the others get
+    fill[i] = 0 (every agent's row is its own, so the rows searched do not depend on the others)."""
     ncell = cell_start.shape[0] - 1
     blocks = block_count(ncell)
     for b in numba.prange(blocks):
         c0, c1 = block_bounds(b, blocks, ncell)
-        _knn_cells(c0, c1, numba.get_thread_id(), xs, ys, zs, order, cell_start, g, dim, space, k, scratch,
+        _knn_cells(c0, c1, numba.get_thread_id(), xs, ys, zs, order, cell_start, g, dim, space, k, query, scratch,
                    row_index, fill)  # fmt: skip
 
 

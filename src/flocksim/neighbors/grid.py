@@ -176,18 +176,30 @@ def build_cells(position: np.ndarray, alive: np.ndarray, g: GridGeometry) -> tup
 
 
 def metric_neighbors_grid(
-    position: np.ndarray, alive: np.ndarray, space: Space, radius: float, budget: PairBudget = UNLIMITED
+    position: np.ndarray,
+    alive: np.ndarray,
+    space: Space,
+    radius: float,
+    budget: PairBudget = UNLIMITED,
+    query: np.ndarray | None = None,
 ) -> NeighborList:
     """Same result as :func:`flocksim.neighbors.brute.metric_neighbors_brute` (and the same budget
-    check), in O(N) per step: on the coherent grid (cells at least ``radius`` wide), counted, then written."""
+    check), in O(N) per step: on the coherent grid (cells at least ``radius`` wide), counted, then written.
+    ``query`` (N,) bool: only the rows of the alive agents it marks are searched
+    (:func:`flocksim.neighbors.masked.metric_rows_masked`); None: all."""
     from flocksim.neighbors.coherent import build_coherent_grid
 
     n, dim = position.shape
     if n == 0 or radius <= 0.0:
         from flocksim.neighbors.brute import metric_neighbors_brute
 
-        return metric_neighbors_brute(position, alive, space, radius, budget)
-    return metric_rows(build_coherent_grid(position, alive, space, radius), n, dim, space, radius, budget)
+        return metric_neighbors_brute(position, alive, space, radius, budget, query)
+    grid = build_coherent_grid(position, alive, space, radius)
+    if query is not None:
+        from flocksim.neighbors.masked import metric_rows_masked
+
+        return metric_rows_masked(grid, n, dim, space, radius, query, budget)
+    return metric_rows(grid, n, dim, space, radius, budget)
 
 
 def metric_counts_grid(grid: CoherentGrid, n: int, dim: int, space: Space, radius: float) -> tuple[np.ndarray, ...]:

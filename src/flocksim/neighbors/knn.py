@@ -69,9 +69,15 @@ def knn_width_from_bounds(lo: np.ndarray, hi: np.ndarray, n_alive: int, space: S
 
 
 def knn_neighbors_grid(
-    position: np.ndarray, alive: np.ndarray, space: Space, k: int, budget: PairBudget = UNLIMITED
+    position: np.ndarray,
+    alive: np.ndarray,
+    space: Space,
+    k: int,
+    budget: PairBudget = UNLIMITED,
+    query: np.ndarray | None = None,
 ) -> NeighborList:
-    """Same result as :func:`flocksim.neighbors.brute.knn_neighbors_brute` (and the same budget check)."""
+    """Same result as :func:`flocksim.neighbors.brute.knn_neighbors_brute` (and the same budget check);
+    ``query`` (N,) bool: only the rows of the alive agents it marks are searched (None: all)."""
     from flocksim.neighbors.coherent import BLOCK_CANDIDATES, build_knn_grid, knn_cell_scratch, knn_rows_by_cell
 
     n, dim = position.shape
@@ -85,6 +91,7 @@ def knn_neighbors_grid(
     block_cells = 27 if dim == 3 else 9
     capacity = min(BLOCK_CANDIDATES, block_cells * int(np.diff(grid.cell_start).max()))
     scratch = knn_cell_scratch(numba.get_num_threads(), k, capacity)
+    query = alive if query is None else query
     knn_rows_by_cell(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, dim, space, k,
-                     scratch, row_index, fill)  # fmt: skip
+                     query, scratch, row_index, fill)  # fmt: skip
     return compact_rows(row_index, fill)

@@ -35,6 +35,7 @@ from flocksim.params.common import (
     Pointer,
     World,
 )
+from flocksim.params.detail import Detail
 from flocksim.params.fields import MIN_DT, BoundsKind, Strict, Vector, _number, choice, quantity
 from flocksim.params.research import (
     SIZE_DOC,
@@ -95,6 +96,7 @@ __all__ = [
     "CouzinParams",
     "CouzinWorld",
     "Cruise",
+    "Detail",
     "FRAME",
     "Game",
     "InitialConditions",
