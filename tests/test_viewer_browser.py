@@ -14,9 +14,9 @@ the Expert panel and the replay bar into that folder (the images in docs/viewer.
 from __future__ import annotations
 
 import math
-import time
 import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote

@@ -402,9 +402,11 @@ def test_valid_controls_parse(params3d):
 
 
 def test_view_messages_carry_the_camera(params3d):
-    view = parse_control('{"type": "view", "x": 1, "y": 2, "z": 3, "dx": 0, "dy": 0, "dz": -1, "fov_deg": 80}', params3d)
+    text = '{"type": "view", "x": 1, "y": 2, "z": 3, "dx": 0, "dy": 0, "dz": -1, "fov_deg": 80}'
+    view = parse_control(text, params3d)
     assert view == ViewControl(position=(1.0, 2.0, 3.0), direction=(0.0, 0.0, -1.0), fov_deg=80.0)
-    assert parse_control('{"type": "view", "x": 1, "y": 2, "z": 3}', params3d) == ViewControl((1.0, 2.0, 3.0), None, None)
+    no_cone = parse_control('{"type": "view", "x": 1, "y": 2, "z": 3}', params3d)
+    assert no_cone == ViewControl((1.0, 2.0, 3.0), None, None)
     flat = parse_control('{"type": "view", "x": 4, "y": 5}', load_preset("starlings-2d-reference"))
     assert flat == ViewControl(position=(4.0, 5.0), direction=None, fov_deg=None)
     cases = {
