@@ -16,10 +16,12 @@ from __future__ import annotations
 import math
 import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
+import numpy as np
 import pytest
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, free_port, full_detail, serve_in_thread  # noqa: F401 (re-exported)
@@ -52,13 +54,18 @@ def query(preset: str, *sets: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
-    """The viewer server on a free loopback port, for the whole module."""
+def served() -> Iterator[tuple[str, object]]:
+    """The viewer server on a free loopback port, for the whole module: its address and its app."""
     port = free_port()
     # no server-side overrides: a page naming the server's preset would inherit them
     app = viewer_server.create_app(preset="starlings-2d-reference", sps=SPS, port=port)
     with serve_in_thread(app, port):
-        yield f"http://127.0.0.1:{port}/"
+        yield f"http://127.0.0.1:{port}/", app
+
+
+@pytest.fixture(scope="module")
+def server_url(served) -> str:
+    return served[0]
 
 
 @pytest.fixture
@@ -315,6 +322,43 @@ def test_pointer_attract_moves_the_flock(open_page):
     wait(page, "flocksim.pointer.mode === null", 5_000)
     # seconds of simulated time: birds fly 90-180 units/s and turn toward the point at 360 deg/s
     assert math.dist(c1[:2], target[:2]) < 0.4 * d0 and elapsed < 8.0, (c0, c1, target, elapsed)
+
+
+def test_the_simulations_level_of_detail_follows_the_camera(open_page, served):
+    """With detail.enabled the page reports its camera (camerafeed.js): the server's focus is the
+    camera's position, its cone's axis the view direction, and both follow a drag of the view."""
+    page = open_page(query("starlings-3d", "agents.n=300", "detail.enabled=true"), frames=5)
+    (session,) = [s for s in served[1].state.viewer.sessions if s.sim.params.detail.enabled]
+
+    def focus_matches_camera() -> tuple[bool, object]:
+        pose = hook(page, "cameraPose()")
+        detail = next(c for c in session.sim.components if c.name == "detail")
+        axis = np.asarray(pose["direction"]) / np.linalg.norm(pose["direction"])
+        scale = pose["scale"]
+        near = np.allclose(detail.focus, pose["position"], atol=2e-3 * scale) and detail.direction is not None
+        return near and np.allclose(detail.direction, axis, atol=2e-3), (pose, detail.focus, detail.direction)
+
+    page.click("#pause")  # the follow camera holds still: nothing moves the pose but the drag below
+    wait(page, "flocksim.paused === true")
+    deadline = time.monotonic() + 10
+    while not (result := focus_matches_camera())[0] and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert result[0], result[1]
+    before = hook(page, "cameraPose()")
+    box = page.locator("#view").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for k in range(1, 11):
+        page.mouse.move(x + 20 * k, y + 5 * k)
+        page.wait_for_timeout(20)
+    page.mouse.up()
+    after = hook(page, "cameraPose()")
+    assert not np.allclose(before["direction"], after["direction"], atol=1e-2)  # the drag turned the camera
+    deadline = time.monotonic() + 10
+    while not (result := focus_matches_camera())[0] and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert result[0], result[1]
 
 
 def test_scene_screenshots(open_page, tmp_path):

@@ -36,7 +36,7 @@ from flocksim.viewer import (
     parse_control,
     status_values,
 )
-from flocksim.viewer.controls import FIELDS, MAX_CONTROL_BYTES
+from flocksim.viewer.controls import FIELDS, MAX_CONTROL_BYTES, ViewControl
 from flocksim.viewer.protocol import (
     FLAG_NEIGHBOR,
     FLAG_OBSTACLE,
@@ -399,6 +399,28 @@ def test_valid_controls_parse(params3d):
     assert flat.point == (1.0, 2.0)
     for name in preset_names():
         assert parse_control(json.dumps({"type": "preset", "name": name}), params3d).name == name
+
+
+def test_view_messages_carry_the_camera(params3d):
+    text = '{"type": "view", "x": 1, "y": 2, "z": 3, "dx": 0, "dy": 0, "dz": -1, "fov_deg": 80}'
+    view = parse_control(text, params3d)
+    assert view == ViewControl(position=(1.0, 2.0, 3.0), direction=(0.0, 0.0, -1.0), fov_deg=80.0)
+    no_cone = parse_control('{"type": "view", "x": 1, "y": 2, "z": 3}', params3d)
+    assert no_cone == ViewControl((1.0, 2.0, 3.0), None, None)
+    flat = parse_control('{"type": "view", "x": 4, "y": 5}', load_preset("starlings-2d-reference"))
+    assert flat == ViewControl(position=(4.0, 5.0), direction=None, fov_deg=None)
+    cases = {
+        '{"type": "view", "x": 1, "y": 2}': "missing z",
+        '{"type": "view", "x": 1, "y": 2, "z": 3, "dx": 1}': "missing dy",
+        '{"type": "view", "x": 1, "y": 2, "z": 3, "dx": 0, "dy": 0, "dz": 0}': "all zeros",
+        '{"type": "view", "x": 1, "y": 2, "z": 3, "fov_deg": 0}': "view.fov_deg: allowed: more than 0 up to 360",
+        '{"type": "view", "x": 1, "y": 2, "z": 3, "fov_deg": 361}': "view.fov_deg",
+        '{"type": "view", "x": NaN, "y": 2, "z": 3}': "NaN",
+        '{"type": "view", "x": 1, "y": 2, "z": 3, "w": 4}': "unknown field 'w'",
+    }
+    for text, needle in cases.items():
+        with pytest.raises(ControlError, match=needle):
+            parse_control(text, params3d)
 
 
 def test_a_bad_set_names_the_field_and_the_allowed_values(params3d):

@@ -283,6 +283,23 @@ def test_pointer_attract_turns_the_flock_toward_the_point(client):
     assert facing(later) > facing(start) + 0.3
 
 
+def test_the_camera_moves_the_level_of_detail_focus_only_when_detail_is_on(client):
+    with client.websocket_connect(SMALL) as ws:
+        opened(ws)
+        frame(ws)
+        (session,) = server_of(client).sessions
+        send(ws, type="view", x=10.0, y=20.0)  # no level of detail: nothing to move, no error
+        frame(ws)
+        assert not any(c.name == "detail" for c in session.sim.components)
+        send(ws, type="set", changes={"detail.enabled": True, "detail.near": 100.0})
+        assert expect(ws, "params")["params"]["detail"]["enabled"] is True
+        send(ws, type="view", x=10.0, y=20.0)
+        frame(ws)
+        detail = next(c for c in session.sim.components if c.name == "detail")
+        np.testing.assert_array_equal(detail.focus, [10.0, 20.0])
+        assert detail.direction is None
+
+
 def test_invalid_messages_get_errors_and_the_simulation_goes_on(client):
     bad = [
         "not json",

@@ -12,6 +12,7 @@
 import "./style.css";
 
 import { Connection, socketUrl } from "./connection.js";
+import { CameraFeed } from "./camerafeed.js";
 import { DetailController, LEVELS, detailModeOf } from "./detail.js";
 import { FlappyPage } from "./flappy.js";
 import { keepFromDropdown, shortcutFor, takesText } from "./keys.js";
@@ -48,6 +49,8 @@ class App {
     this.recorder = new CanvasRecorder(this.canvas);
     /** level of detail: lowered by itself when renders are slow (detail.js) */
     this.detail = new DetailController(detailModeOf(window.location.search));
+    /** the camera, sent to the server when the simulation has a level of detail */
+    this.cameraFeed = new CameraFeed((message) => this.send(message));
     this.detail.onChange = () => this.applyDetail();
 
     /** hello message (presets, schemas, limits) */
@@ -194,6 +197,7 @@ class App {
   onParams(msg) {
     const previous = this.current;
     this.current = msg;
+    this.cameraFeed.reset();
     this.unanswered = Math.max(this.unanswered - 1, 0);
     const model = msg.model;
     const schema = this.hello?.schemas?.[model];
@@ -398,6 +402,9 @@ class App {
       if (this.detail.stride !== this.view.agentStride) this.applyDetail();
     }
     this.showFps(now);
+    if (this.connected && this.current) {
+      this.cameraFeed.tick(now, Boolean(this.current.params.detail?.enabled), () => this.view.cameraPose());
+    }
     this.updateRecordingUi();
     // pull flow control: ask for the next frame once the last one is drawn
     if (!this.paused && !this.pending && this.pauseAsked !== true) this.connection.requestFrame();
@@ -902,6 +909,8 @@ function testHook(app) {
     rockDrawCost: (renders = 10) => app.view.drawCost([app.flappy.rocks.group], renders),
     /** Send a raw control message. */
     send: (message) => app.send(message),
+    /** The camera as the level of detail sees it (camerafeed.js): dim, position, direction, tanH, tanV. */
+    cameraPose: () => app.view.cameraPose(),
   };
 }
 

@@ -499,6 +499,25 @@ export class ViewRenderer {
     return { right: right.toArray(), up: up.toArray(), back: back.toArray() };
   }
 
+  /**
+   * Where the camera is and where it looks, for the simulation's level of detail (camerafeed.js):
+   * 3D, the perspective camera's position and view direction; 2D, the centre of the view.
+   *
+   * @returns {{dim: number, position: number[], direction: number[]|null, tanH: number, tanV: number, scale: number}}
+   */
+  cameraPose() {
+    const [tanH, tanV] = this._tans();
+    if (this.dim !== 3) {
+      const p = this.ortho.position;
+      return { dim: this.dim, position: [p.x, p.y], direction: null, tanH, tanV, scale: this.halfHeight };
+    }
+    const position = this.perspective.position;
+    const direction = this.controls.target.clone().sub(position);
+    const scale = direction.length();
+    if (scale < 1e-12) this.perspective.getWorldDirection(direction);
+    return { dim: 3, position: position.toArray(), direction: direction.toArray(), tanH, tanV, scale };
+  }
+
   /** tan(horizontal fov / 2), tan(vertical fov / 2) of the perspective camera. */
   _tans() {
     const tanV = Math.tan(THREE.MathUtils.degToRad(FOV_DEG / 2));

@@ -112,6 +112,18 @@ class PointerControl:
 
 
 @dataclass(frozen=True)
+class ViewControl:
+    """The camera, for the simulation's level of detail (``params.detail``): ``position`` (world.dim
+    coordinates [units]), the view cone's axis ``direction`` (world.dim numbers, not all zero; None:
+    no cone) and its full angle ``fov_deg`` [deg] (None: keep the current one)."""
+
+    type: ClassVar[str] = "view"
+    position: tuple[float, ...]
+    direction: tuple[float, ...] | None
+    fov_deg: float | None
+
+
+@dataclass(frozen=True)
 class ModeControl:
     """Show the ``dim`` (2 or 3) mode: its parked simulation, or a new one (flocksim.viewer.modes)."""
 
@@ -152,6 +164,7 @@ Control = (
     | ResumeControl
     | TurnControl
     | PointerControl
+    | ViewControl
     | ModeControl
     | WaveControl
     | SteerControl
@@ -165,6 +178,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "resume": (),
     "turn": ("direction",),
     "pointer": ("mode", "x", "y", "z"),
+    "view": ("x", "y", "z", "dx", "dy", "dz", "fov_deg"),
     "mode": ("dim",),
     "wave": ("delay",),
     "steer": ("y", "z"),
@@ -369,6 +383,8 @@ def parse_control(
         if missing:
             raise ControlError(f"pointer: {mode} needs {', '.join(axes)} (world.dim = {dim}); missing {missing[0]}")
         return PointerControl(mode=mode, point=tuple(present[key] for key in axes))
+    if kind == "view":
+        return _view(message, params.world.dim)
     if kind == "mode":
         if "dim" not in message:
             raise ControlError("mode: missing field 'dim'; allowed: 2, 3")
@@ -393,6 +409,31 @@ def parse_control(
     return {"reset": ResetControl, "pause": PauseControl, "resume": ResumeControl, "next": NextControl}[kind]()
 
 
+def _view(message: dict[str, Any], dim: int) -> ViewControl:
+    """A ``view`` message: the camera's position (x, y, z), its direction (dx, dy, dz: all of
+    world.dim's axes or none) and the view cone's full angle fov_deg (optional, 0 < fov <= 360)."""
+    axes = ("x", "y", "z")[:dim]
+    values = {key: _number(message, key, "view") for key in FIELDS["view"] if key in message}
+    missing = [key for key in axes if key not in values]
+    if missing:
+        raise ControlError(f"view: needs {', '.join(axes)} (world.dim = {dim}); missing {missing[0]}")
+    direction_axes = tuple("d" + key for key in axes)
+    given = [key for key in direction_axes if key in values]
+    direction = None
+    if given:
+        if len(given) < dim:
+            absent = next(key for key in direction_axes if key not in values)
+            raise ControlError(f"view: a direction needs {', '.join(direction_axes)} (world.dim = {dim}); "
+                               f"missing {absent}")  # fmt: skip
+        direction = tuple(values[key] for key in direction_axes)
+        if not any(direction):
+            raise ControlError("view: the direction must not be all zeros")
+    fov = values.get("fov_deg")
+    if fov is not None and not 0.0 < fov <= 360.0:
+        raise ControlError(f"view.fov_deg: allowed: more than 0 up to 360 [deg]; got {fov:g}")
+    return ViewControl(position=tuple(values[key] for key in axes), direction=direction, fov_deg=fov)
+
+
 def error_reply(message: str) -> str:
     """The JSON text the server sends back for a rejected message: {"type": "error", "message": ...}."""
     return json.dumps({"type": "error", "message": _one_line(message)})
@@ -414,6 +455,7 @@ __all__ = [
     "SetControl",
     "SteerControl",
     "TurnControl",
+    "ViewControl",
     "WaveControl",
     "apply_changes",
     "error_reply",

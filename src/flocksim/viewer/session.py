@@ -73,6 +73,7 @@ from flocksim.viewer.controls import (
     SetControl,
     SteerControl,
     TurnControl,
+    ViewControl,
     WaveControl,
     builds_parameters,
     error_reply,
@@ -508,6 +509,8 @@ class ViewerSession:
             self._notify()
         elif isinstance(control, PointerControl):
             await self._work(self._sim_call, "set_pointer", control.point, control.mode)
+        elif isinstance(control, ViewControl):
+            await self._work(self._set_view, control)
         elif isinstance(control, SteerControl):
             await self._work(self._sim_call_with, steer_game, control.y, control.z)
         else:  # parse_control returns only the types above
@@ -557,6 +560,14 @@ class ViewerSession:
         self._neighbors = None
         self._rate.clear()
         return refill
+
+    def _set_view(self, control: ViewControl) -> None:
+        """The camera moved: the level of detail's focus follows it (``params.detail``). Without a
+        level of detail there is nothing to move: the page sends its camera whatever the
+        parameters, and a ``set`` may have just turned detail off."""
+        sim = self._sim
+        if sim.params.detail.enabled:
+            sim.set_view(control.position, control.direction, control.fov_deg)
 
     def _turn(self, angle_deg: float) -> None:
         sim = self._sim
