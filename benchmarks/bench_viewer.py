@@ -47,6 +47,8 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from urllib.parse import quote
 
 import numba
 import websockets
@@ -64,9 +66,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(n: int, port: int, threads: int | None) -> subprocess.Popen:
+def overrides(n: int, sets: Sequence[str]) -> list[str]:
+    """The preset's overrides: ``agents.n`` and the command's ``--set`` values, in order."""
+    return [f"agents.n={n}", *sets]
+
+
+def start_server(n: int, port: int, threads: int | None, sets: Sequence[str] = ()) -> subprocess.Popen:
     args = [sys.executable, "-m", "flocksim.cli", "serve", "--port", str(port), "--sps", "0",
-            "--max-agents", str(max(n, 1)), "--preset", "starlings-3d", "--set", f"agents.n={n}"]  # fmt: skip
+            "--max-agents", str(max(n, 1)), "--preset", "starlings-3d"]  # fmt: skip
+    for change in overrides(n, sets):
+        args += ["--set", change]
     if threads is not None:
         args += ["--threads", str(threads)]
     server = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -162,8 +171,9 @@ async def confirmations(ws, count: int, draw_s: float) -> dict:
     }
 
 
-async def pull(n: int, port: int, warmup: float, seconds: float, pauses: int, draw_s: float) -> dict:
-    url = f"ws://127.0.0.1:{port}/ws?protocol=2&preset=starlings-3d&set=agents.n%3D{n}"
+async def pull(n: int, port: int, warmup: float, seconds: float, pauses: int, draw_s: float, sets: list[str]) -> dict:
+    query = "&".join(f"set={quote(change, safe='')}" for change in overrides(n, sets))
+    url = f"ws://127.0.0.1:{port}/ws?protocol=2&preset=starlings-3d&{query}"
     async with websockets.connect(url, max_size=None, compression=None) as ws:
         for expected in ("hello", "params"):
             message = json.loads(await ws.recv())
@@ -226,12 +236,12 @@ async def pull(n: int, port: int, warmup: float, seconds: float, pauses: int, dr
     }
 
 
-def in_process(n: int, threads: int | None, repeats: int) -> dict:
+def in_process(n: int, threads: int | None, repeats: int, sets: list[str]) -> dict:
     """Median times [ms] of the same parameters in this process: ``step_ms`` (``Simulation.step``),
     ``encode_ms`` (``encode_frame`` with status values given) and its phases: ``status_ms``
     (``status_values`` with mean neighbours given: the polarization), ``capture_ms`` (copying a
     frame out, ``capture_frame``) and ``pack_ms`` (``pack_frame``)."""
-    sim = Simulation(apply_overrides(load_preset("starlings-3d"), [f"agents.n={n}"]), threads=threads)
+    sim = Simulation(apply_overrides(load_preset("starlings-3d"), overrides(n, sets)), threads=threads)
     sim.warm_up()
     sim.step(3)
     encode_frame(sim, 0)
@@ -262,18 +272,21 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20, help="in-process steps timed for step_ms/encode_ms")
     parser.add_argument("--pauses", type=int, default=10, help="pause/resume confirmations timed (0: none)")
     parser.add_argument("--draw-ms", type=float, default=100.0, help="client's delay before each next while pausing")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                        help="a parameter override after agents.n (repeatable), e.g. detail.enabled=true")  # fmt: skip
     args = parser.parse_args()
     for n in args.n or [10_000, 100_000]:
         port = free_port()
         print(f"n={n}: serving on port {port} ...", file=sys.stderr, flush=True)
-        server = start_server(n, port, args.threads)
+        server = start_server(n, port, args.threads, args.sets)
         try:
-            row = asyncio.run(pull(n, port, args.warmup, args.seconds, args.pauses, args.draw_ms / 1e3))
+            row = asyncio.run(pull(n, port, args.warmup, args.seconds, args.pauses, args.draw_ms / 1e3, args.sets))
         finally:
             stop_server(server)
-        row = {"n": n, **row, **in_process(n, args.threads, args.repeats)}
+        row = {"n": n, **row, **in_process(n, args.threads, args.repeats, args.sets)}
         row.update(
             preset="starlings-3d",
+            sets=args.sets,
             threads=args.threads or numba.config.NUMBA_NUM_THREADS,
             cpus=os.cpu_count(),
             machine=platform.machine(),
