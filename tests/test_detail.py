@@ -278,7 +278,7 @@ def test_spawned_agents_refresh_first():
 
 
 def test_errors_name_the_field():
-    with pytest.raises(ConfigError, match=r"detail.enabled: only the reynolds model"):
+    with pytest.raises(ConfigError, match=r"detail: unknown key; allowed keys here: .*vicsek"):  # reynolds only
         apply_overrides(load_preset("vicsek"), ["detail.enabled=true"])
     with pytest.raises(ConfigError, match=r"detail.far_every"):
         params("boids-2d", "detail.far_every=0")

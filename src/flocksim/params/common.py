@@ -8,7 +8,6 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from flocksim.params.detail import Detail, check_detail
 from flocksim.params.fields import MIN_DT, BoundsKind, Strict, Vector, choice, quantity
 
 
@@ -195,9 +194,6 @@ class ModelBase(Strict):
     description: str = Field("", description="One line saying what this parameter set is for; allowed: any text.")
     world: World = Field(default_factory=World, description="World: dimension, region, time step.")
     pointer: Pointer = Field(default_factory=Pointer, description="Pointer attract / repel (the viewer's mouse).")
-    detail: Detail = Field(
-        default_factory=Detail, description="Level of detail: far agents update less often (off by default)."
-    )
 
     @model_validator(mode="after")
     def _vector_lengths(self) -> ModelBase:
@@ -208,5 +204,4 @@ class ModelBase(Strict):
             )
         if any(s <= 0 for s in self.world.bounds.size):
             raise ValueError("world.bounds.size: every value must be > 0")
-        check_detail(self.detail, dim, getattr(self, "model", "reynolds"))
         return self

@@ -9,7 +9,7 @@ from flocksim.params.fields import Strict, Vector, quantity
 
 
 class Detail(Strict):
-    """Level of detail (off by default; the reynolds model on the cpu engine only).
+    """Level of detail (off by default; a parameter of the reynolds model, on the cpu engine only).
 
     An alive agent is *near* when it lies within ``near`` of the focus and, when a view cone is
     given (``view_direction`` not empty), inside the cone of full angle ``fov_deg`` around
@@ -46,13 +46,10 @@ class Detail(Strict):
     fov_deg: float = quantity(90.0, "deg", "Full angle of the view cone", gt=0.0, le=360.0)
 
 
-def check_detail(detail: Detail, dim: int, model: str) -> None:
-    """ValueError naming the field when ``detail`` does not fit the model or world.dim."""
+def check_detail(detail: Detail, dim: int) -> None:
+    """ValueError naming the field when ``detail`` does not fit world.dim."""
     if not detail.enabled:
         return
-    if model != "reynolds":
-        raise ValueError(f"detail.enabled: only the reynolds model has a level of detail (model = {model!r}); "
-                         "allowed: detail.enabled = false, or model = 'reynolds'")  # fmt: skip
     for name in ("focus", "view_direction"):
         value = getattr(detail, name)
         if value and len(value) != dim:

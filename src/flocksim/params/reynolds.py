@@ -15,6 +15,7 @@ from flocksim.budgets import (
     smallest_cell_size,
 )
 from flocksim.params.common import Agents, ModelBase, Neighbors
+from flocksim.params.detail import Detail, check_detail
 from flocksim.params.fields import Strict, Vector, choice, quantity
 
 
@@ -594,6 +595,14 @@ class ReynoldsParams(ModelBase):
     obstacles: Obstacles = Field(default_factory=Obstacles, description="Static obstacles (none by default).")
     overlap: Overlap = Field(default_factory=Overlap, description="Overlap resolution (off by default).")
     game: Game = Field(default_factory=Game, description="Flappy Boids game (off by default).")
+    detail: Detail = Field(
+        default_factory=Detail, description="Level of detail: far agents update less often (off by default)."
+    )
+
+    @model_validator(mode="after")
+    def _detail(self) -> ReynoldsParams:
+        check_detail(self.detail, self.world.dim)
+        return self
 
     @model_validator(mode="after")
     def _crowds(self) -> ReynoldsParams:

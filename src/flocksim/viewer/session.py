@@ -563,10 +563,11 @@ class ViewerSession:
 
     def _set_view(self, control: ViewControl) -> None:
         """The camera moved: the level of detail's focus follows it (``params.detail``). Without a
-        level of detail there is nothing to move: the page sends its camera whatever the
-        parameters, and a ``set`` may have just turned detail off."""
+        level of detail there is nothing to move: a ``set`` or a ``preset`` may have just turned
+        it off, or switched to a model without one."""
         sim = self._sim
-        if sim.params.detail.enabled:
+        detail = getattr(sim.params, "detail", None)  # a parameter of the reynolds model only
+        if detail is not None and detail.enabled:
             sim.set_view(control.position, control.direction, control.fov_deg)
 
     def _turn(self, angle_deg: float) -> None:
