@@ -97,6 +97,15 @@ def _vector(what: str, value: Any, dim: int) -> np.ndarray:
     return v
 
 
+def _unit_axis(value: Any, dim: int) -> np.ndarray:
+    """The view cone's axis: ``value`` (dim finite numbers, not all zero) normalised."""
+    axis = _vector("direction", value, dim)
+    length = float(np.linalg.norm(axis))
+    if length == 0.0:
+        raise ValueError("set_view: direction must not be all zeros; allowed: a non-zero vector, or None")
+    return axis / length
+
+
 class LevelOfDetail:
     """The ``detail`` component: the view (focus, cone) and every agent's kept acceleration."""
 
@@ -108,11 +117,8 @@ class LevelOfDetail:
         self.near = p.near
         self.far_every = p.far_every
         self.focus = np.asarray(p.focus, dtype=np.float64) if p.focus else world_centre(sim.params.world)
-        self.direction: np.ndarray | None = None
+        self.direction = _unit_axis(p.view_direction, self.dim) if p.view_direction else None
         self.fov_deg = p.fov_deg
-        if p.view_direction:
-            self.direction = _vector("direction", p.view_direction, self.dim)
-            self.direction = self.direction / np.linalg.norm(self.direction)
         n = sim.state.n
         self.acc = np.zeros((n, 3))
         self.aux = np.zeros((n, AUX_COLUMNS))
@@ -126,13 +132,7 @@ class LevelOfDetail:
         axis (world.dim numbers, not all zero), None for no cone; ``fov_deg``: the cone's full angle
         (0 < fov <= 360 [deg]), None keeps the current one. Takes effect at the next step."""
         focus = _vector("position", position, self.dim)
-        axis = None
-        if direction is not None:
-            axis = _vector("direction", direction, self.dim)
-            length = float(np.linalg.norm(axis))
-            if length == 0.0:
-                raise ValueError("set_view: direction must not be all zeros; allowed: a non-zero vector, or None")
-            axis = axis / length
+        axis = None if direction is None else _unit_axis(direction, self.dim)
         if fov_deg is not None:
             if isinstance(fov_deg, bool) or not isinstance(fov_deg, (int, float, np.number)):
                 raise ValueError(f"set_view: fov_deg must be a number > 0 and <= 360, got {fov_deg!r}")
@@ -156,12 +156,10 @@ class LevelOfDetail:
     def select(self, state: Any, step: int) -> np.ndarray:
         """The agents of ``state`` that refresh in step ``step`` (also left in :attr:`active`)."""
         self._fit_rows(state.n)
-        focus = np.zeros(state.dim)
-        focus[:] = self.focus
         cone = self.direction is not None
         axis = self.direction if cone else np.zeros(state.dim)
         cos_half = math.cos(math.radians(self.fov_deg) / 2.0)
-        select_refresh(state.position, state.alive, state.ids, self.kept, np.int64(step), focus,
+        select_refresh(state.position, state.alive, state.ids, self.kept, np.int64(step), self.focus,
                        float(self.near) ** 2, cone, axis, cos_half, np.int64(self.far_every), self.active)  # fmt: skip
         self.refreshed = int(np.count_nonzero(self.active))
         return self.active

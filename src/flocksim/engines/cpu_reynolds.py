@@ -12,6 +12,7 @@ from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.engines.cpu_reynolds_grid import GridSteering
 from flocksim.kernels.blocks import block_bounds, block_count
 from flocksim.kernels.compile import serial_kernel
+from flocksim.models.base import NeighborQuery
 from flocksim.models.reynolds import ReynoldsModel, integrate_agent, reynolds_acceleration
 from flocksim.neighbors import find_neighbors, metric_search_on_grid
 from flocksim.state import FlockState
@@ -91,29 +92,33 @@ class ReynoldsStepper:
         plan, model.detail = model.detail, None  # consumed: a step without one (a warm-up) keeps nothing
         inputs = model.inputs(state)
         aux = model.aux(state.n)
-        if plan is None:
-            self.full_phase_one(model, state, inputs, buf, aux)
-        else:  # always the list: the grid sums are then never compiled for a run with a level of detail
-            q = model.neighbor_query()
-            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method,
-                                  self.budget, query=plan.active)  # fmt: skip
-            reynolds_accelerations(state.position, state.velocity, plan.active, nbrs.start, nbrs.index, state.dim,
-                                   model.space, model.coefficients, inputs, buf, aux)  # fmt: skip
-        if plan is not None:
+        if plan is not None:  # always the list: a run with a level of detail never compiles the grid sums
+            self.listed_phase_one(model, state, inputs, buf, aux, plan.active)
             keep_or_restore(state.alive, plan.active, buf, aux, plan.acc, plan.aux, plan.kept)
+        else:
+            q = model.neighbor_query()
+            if self.on_grid(model, state, q):
+                self.grid(model, state, q.radius, inputs, buf, aux)
+            else:
+                self.listed_phase_one(model, state, inputs, buf, aux)
         finish_step(model, state, inputs, aux, dt, buf)
 
-    def full_phase_one(self, model: ReynoldsModel, state: FlockState, inputs, buf: np.ndarray,
-                       aux: np.ndarray) -> None:  # fmt: skip
-        """buf[i] and aux[i] of every alive agent."""
-        q = model.neighbor_query()
+    @staticmethod
+    def on_grid(model: ReynoldsModel, state: FlockState, q: NeighborQuery) -> bool:
+        """Whether phase one sums the rules straight from the grid: a metric search (``q``) on the grid,
+        without a blind cone or centrality-weighted cohesion (the grid path's sums have neither)."""
         c = model.coefficients
-        # the grid path's sums have no blind cone and no centrality: those take the list
-        listed = q.mode != "metric" or c.blind or c.coh_centrality > 0.0
-        if listed or not metric_search_on_grid(state.position, q.radius, q.method):
-            nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method,
-                                  self.budget)  # fmt: skip
-            reynolds_accelerations(state.position, state.velocity, state.alive, nbrs.start, nbrs.index, state.dim,
-                                   model.space, c, inputs, buf, aux)  # fmt: skip
-            return
-        self.grid(model, state, q.radius, inputs, buf, aux)
+        if q.mode != "metric" or c.blind or c.coh_centrality > 0.0:
+            return False
+        return metric_search_on_grid(state.position, q.radius, q.method)
+
+    def listed_phase_one(self, model: ReynoldsModel, state: FlockState, inputs, buf: np.ndarray, aux: np.ndarray,
+                         rows: np.ndarray | None = None) -> None:  # fmt: skip
+        """buf[i] and aux[i] from the neighbour list, for the agents marked in ``rows`` (N,) bool (None:
+        every alive agent); only those rows are searched."""
+        q = model.neighbor_query()
+        nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method,
+                              self.budget, query=rows)  # fmt: skip
+        steered = state.alive if rows is None else rows
+        reynolds_accelerations(state.position, state.velocity, steered, nbrs.start, nbrs.index, state.dim,
+                               model.space, model.coefficients, inputs, buf, aux)  # fmt: skip
