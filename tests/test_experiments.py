@@ -4,8 +4,11 @@ bad input is one line with exit status 2 and leaves no file."""
 from __future__ import annotations
 
 import csv
+import importlib
 import math
+import pkgutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -82,6 +85,30 @@ def test_set_overrides_reach_every_condition_after_its_own():
         assert p.agents.max_speed == 100.0 and p.agents.n == 50
         # a condition's own k (k=12) is overridden by --set, which comes after it
         assert p.neighbors.k == 5
+
+
+def test_every_family_module_is_registered():
+    """A module of the package that defines experiments is in the registry's FAMILIES (else its
+    experiments would silently be missing from ``flocksim experiment``), and every experiment is in
+    EXPERIMENTS once, in the families' order."""
+    import flocksim.experiments as package
+    from flocksim.experiments.registry import FAMILIES
+
+    names = [m.name for m in pkgutil.iter_modules(package.__path__)]
+    modules = [importlib.import_module(f"flocksim.experiments.{name}") for name in names]
+    defining = {m.__name__ for m in modules if hasattr(m, "EXPERIMENTS") and isinstance(m.EXPERIMENTS, tuple)}
+    assert defining == {f.__name__ for f in FAMILIES}
+    assert list(EXPERIMENTS) == [e.name for f in FAMILIES for e in f.EXPERIMENTS]
+
+
+def test_registry_refuses_one_name_twice():
+    from flocksim.experiments.registry import collect
+
+    a = SimpleNamespace(__name__="family_a", EXPERIMENTS=(EXPERIMENTS["shape"],))
+    b = SimpleNamespace(__name__="family_b", EXPERIMENTS=(EXPERIMENTS["turn-waves"], EXPERIMENTS["shape"]))
+    assert list(collect([a])) == ["shape"]
+    with pytest.raises(ValueError, match="'shape' is defined twice: in family_a and family_b"):
+        collect([a, b])
 
 
 def test_summarize_mean_sd_count():
