@@ -7,6 +7,8 @@ from flocksim.metrics.groupstate import classify, group_state
 from flocksim.metrics.neighbors import mean_neighbor_count, nearest_neighbor_distances, nearest_neighbor_stats
 from flocksim.metrics.order import milling, polarization, speed_stats, unit_headings
 from flocksim.metrics.shape import anisotropy_gamma, ellipsoid_axes
+from flocksim.metrics.shape_dynamics import coefficient_of_variation, shape_series, shape_variation
+from flocksim.metrics.speeds import speed_correlation, speed_correlation_series
 from flocksim.metrics.starlings import (
     catch_rate,
     edge_interior_deviation,
@@ -22,6 +24,7 @@ from flocksim.metrics.summary import METRIC_NAMES, flock_summary
 __all__ = [
     "anisotropy_gamma",
     "classify",
+    "coefficient_of_variation",
     "correlation_function",
     "correlation_length",
     "correlation_sum_rule",
@@ -35,6 +38,10 @@ __all__ = [
     "heading_deviation",
     "mean_heading",
     "repetition_index",
+    "shape_series",
+    "shape_variation",
+    "speed_correlation",
+    "speed_correlation_series",
     "speed_fluctuation",
     "flock_summary",
     "mean_neighbor_count",
