@@ -9,6 +9,7 @@ from flocksim.metrics.order import milling, polarization, speed_stats, unit_head
 from flocksim.metrics.shape import anisotropy_gamma, ellipsoid_axes
 from flocksim.metrics.shape_dynamics import coefficient_of_variation, shape_series, shape_variation
 from flocksim.metrics.speeds import speed_correlation, speed_correlation_series
+from flocksim.metrics.splits import FlockEvents, flock_events, label_flocks
 from flocksim.metrics.starlings import (
     catch_rate,
     edge_interior_deviation,
@@ -29,7 +30,10 @@ __all__ = [
     "correlation_length",
     "correlation_sum_rule",
     "ellipsoid_axes",
+    "FlockEvents",
+    "flock_events",
     "group_state",
+    "label_flocks",
     "METRIC_NAMES",
     "catch_rate",
     "edge_interior_deviation",
