@@ -21,17 +21,20 @@ from flocksim.metrics.starlings import (
     speed_fluctuation,
 )
 from flocksim.metrics.summary import METRIC_NAMES, flock_summary
+from flocksim.metrics.turns import Turns, collective_turns, flock_headings
 
 __all__ = [
     "anisotropy_gamma",
     "classify",
     "coefficient_of_variation",
+    "collective_turns",
     "correlation_function",
     "correlation_length",
     "correlation_sum_rule",
     "ellipsoid_axes",
     "FlockEvents",
     "flock_events",
+    "flock_headings",
     "group_state",
     "label_flocks",
     "METRIC_NAMES",
@@ -54,5 +57,6 @@ __all__ = [
     "nearest_neighbor_stats",
     "polarization",
     "speed_stats",
+    "Turns",
     "unit_headings",
 ]
