@@ -14,7 +14,8 @@
   uniform cloud has fewer neighbours on one side, so its nearest neighbour is farther than an
   inside point's: the border ratio of a flock of uniform density is above 1, and only a ratio
   below that control's shows birds packed more tightly at the border.
-- :func:`flock_count`: groups of birds linked by chains of neighbours closer than a distance.
+- :func:`flock_labels`, :func:`flock_count`: groups of birds linked by chains of neighbours closer than a
+  distance.
 - :func:`linear_size`: the largest distance between two birds, the L that Cavagna et al. 2010
   (PNAS 107:11865) plot the correlation length r0 against.
 """
@@ -109,9 +110,9 @@ def uniform_like(position: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return p.mean(axis=0) + (ball * semi) @ vectors.T
 
 
-def flock_count(position: np.ndarray, link: float) -> int:
-    """Number of flocks: groups of birds joined by chains of neighbours closer than ``link``
-    [units] (single linkage); 0 for no bird."""
+def flock_labels(position: np.ndarray, link: float) -> np.ndarray:
+    """Flock label 0, 1, ... of each bird (N,): groups of birds joined by chains of neighbours closer
+    than ``link`` [units] (single linkage)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
     from scipy.spatial import cKDTree
@@ -119,10 +120,17 @@ def flock_count(position: np.ndarray, link: float) -> int:
     p = np.asarray(position, dtype=np.float64)
     n = len(p)
     if n == 0:
-        return 0
+        return np.zeros(0, dtype=np.int64)
     pairs = cKDTree(p).query_pairs(link, output_type="ndarray")
     graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    return int(connected_components(graph, directed=False)[0])
+    return connected_components(graph, directed=False)[1].astype(np.int64)
+
+
+def flock_count(position: np.ndarray, link: float) -> int:
+    """Number of flocks: groups of birds joined by chains of neighbours closer than ``link``
+    [units] (single linkage, :func:`flock_labels`); 0 for no bird."""
+    labels = flock_labels(position, link)
+    return int(labels.max()) + 1 if len(labels) else 0
 
 
 def linear_size(position: np.ndarray, hull: np.ndarray | None = None) -> float:
