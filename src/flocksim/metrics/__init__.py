@@ -5,6 +5,7 @@ from __future__ import annotations
 from flocksim.metrics.correlation import correlation_function, correlation_length, correlation_sum_rule
 from flocksim.metrics.groupstate import classify, group_state
 from flocksim.metrics.neighbors import mean_neighbor_count, nearest_neighbor_distances, nearest_neighbor_stats
+from flocksim.metrics.opacity import Opacity, projected_opacity
 from flocksim.metrics.order import milling, polarization, speed_stats, unit_headings
 from flocksim.metrics.shape import anisotropy_gamma, ellipsoid_axes
 from flocksim.metrics.shape_dynamics import coefficient_of_variation, shape_series, shape_variation
@@ -55,7 +56,9 @@ __all__ = [
     "milling",
     "nearest_neighbor_distances",
     "nearest_neighbor_stats",
+    "Opacity",
     "polarization",
+    "projected_opacity",
     "speed_stats",
     "Turns",
     "unit_headings",
