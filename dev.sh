@@ -2,7 +2,7 @@
 # flocksim developer entry point: sets up its own virtual environment, then
 #   ./dev.sh demo    run the main job: serve the viewer on http://127.0.0.1:8000 (Ctrl-C stops)
 #   ./dev.sh run ... the command line, e.g. ./dev.sh run starlings-2d --steps 3600
-#   ./dev.sh test    lint and run the whole test suite
+#   ./dev.sh test    lint (ruff, lint-imports) and run the whole test suite
 #   ./dev.sh docs    serve the documentation site (MkDocs) on http://127.0.0.1:8001, rebuilt on edits
 #   ./dev.sh setup   only create/refresh .venv
 set -euo pipefail
@@ -86,6 +86,7 @@ case "${1:-}" in
     ensure_chromium
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
+    "$VENV/bin/lint-imports" --no-cache   # the layer contracts of pyproject.toml ([tool.importlinter])
     npm test --prefix web --silent   # the page's JavaScript unit tests (node --test)
     shift
     "$VENV/bin/python" -m pytest -q "$@" ;;
