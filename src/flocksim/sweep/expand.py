@@ -7,11 +7,18 @@ import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from flocksim.sweep.spec import AxisValue, Sweep
+from flocksim.sweep.schema import AxisValue, SweepFile
+
+
+class Sweep(Protocol):
+    """What the expansion reads of a sweep (:class:`flocksim.sweep.spec.Sweep`): its file."""
+
+    @property
+    def spec(self) -> SweepFile: ...
 
 
 @dataclass(frozen=True)
