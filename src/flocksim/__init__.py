@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from flocksim import io, metrics
+from flocksim._version import __version__
 from flocksim.config import ConfigError, apply_overrides, load_toml, save_toml
 from flocksim.params import AbmFlockingParams, CouzinParams, Params, ReynoldsParams, VicsekParams, parse_params
 from flocksim.scenarios import load_preset, preset_names
@@ -36,11 +36,6 @@ def fit(tracks: Any, params: Any, priors: Any, **options: Any) -> Any:
 
     return run_fit(tracks, params, priors, **options)
 
-
-try:
-    __version__ = version("flocksim")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
 
 __all__ = [
     "AbmFlockingParams",

@@ -119,7 +119,7 @@ def fit(
     require("fit", "flocksim.fit")
     import numpy as np
 
-    from flocksim import __version__
+    from flocksim._version import __version__
     from flocksim.config import to_dict
     from flocksim.inference.result import finite, summarize_posterior
     from flocksim.inference.smc import DISTANCE_METRICS, DISTANCES, SimulationModel, population_size, run_abc

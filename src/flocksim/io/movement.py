@@ -1,15 +1,8 @@
-"""The ``movement`` package's datasets (https://movement.neuroinformatics.dev), read and written
-with xarray and netCDF4 alone (movement itself is not a dependency; docs/field-data.md).
+"""A flocksim run as a ``movement`` dataset (https://movement.neuroinformatics.dev), written with
+xarray and netCDF4 alone (docs/field-data.md); the format and its reading are in
+:mod:`flocksim.io.movement_read`, whose names are importable from here too.
 
-A movement *poses* dataset holds ``position`` with dims (time, space, keypoints, individuals)
-(older releases: time, individuals, keypoints, space) and ``confidence`` (the same without
-space); a *bboxes* dataset holds ``position`` (box centres) with dims (time, space, individuals).
-Coordinates: ``space`` = "x", "y"[, "z"], ``individuals`` and ``keypoints`` as names, ``time`` in
-seconds when the attribute ``time_unit`` is "seconds" (then ``fps`` is usually set) or in frames.
-The attribute ``ds_type`` is "poses" or "bboxes". movement saves these with ``ds.to_netcdf``.
-
-:func:`read_movement_samples` reads either kind by dimension name (any order), a bird's point
-being one keypoint or the mean of the keypoints seen. :func:`run_to_movement` turns a flocksim
+:func:`run_to_movement` turns a flocksim
 trajectory store into a poses dataset with one keypoint ("centroid") per bird, plus the recorded
 ``velocity`` (same dims as ``position``), which :func:`export_run` writes as netCDF.
 """
@@ -22,199 +15,16 @@ from typing import Any
 import numpy as np
 
 from flocksim._extras import require
-from flocksim.io.resample import Samples, check_track_size
-
-POSE_DIMS = ("time", "space", "keypoints", "individuals")
-BBOX_DIMS = ("time", "space", "individuals")
-KEYPOINT = "centroid"
-"""The one keypoint of an exported bird."""
-
-
-class MovementError(ValueError):
-    """A file that is not a movement dataset: one line naming the variable, dimension or attribute."""
-
-
-NETCDF_SIGNATURES = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
-"""How a netCDF file begins: classic, 64-bit offset, 64-bit data (netCDF-3), or HDF5 (netCDF-4)."""
-HDF5_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
-"""Where HDF5 looks for its signature (after a user block of 512 bytes, doubled)."""
-
-
-def has_netcdf_signature(path: Path) -> bool:
-    """Whether the file begins like a netCDF-3 file, or holds the HDF5 signature where HDF5 looks."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(HDF5_OFFSETS[-1] + 8)
-    except OSError:
-        return False
-    return head[:4] in NETCDF_SIGNATURES[:3] or any(head[o : o + 8] == NETCDF_SIGNATURES[3] for o in HDF5_OFFSETS)
-
-
-def _open(path: Path):
-    import xarray as xr
-
-    if not has_netcdf_signature(path):
-        raise MovementError(
-            f"{path}: not a netCDF file (it begins with neither the netCDF nor the HDF5 signature); allowed: a "
-            "movement dataset saved with to_netcdf"
-        )
-    try:
-        return xr.open_dataset(path)
-    except Exception:  # xarray and its backends raise many kinds for a file that is not netCDF
-        raise MovementError(
-            f"{path}: a netCDF file that cannot be read (truncated or damaged); allowed: a movement dataset saved "
-            "with to_netcdf"
-        ) from None
-
-
-def _check_numeric(da, name: str, path: Path) -> None:
-    if da.dtype.kind not in "fiu":
-        raise MovementError(f"{path}: variable {name!r} has dtype {da.dtype}; allowed: numbers (float or int)")
-
-
-def read_movement_samples(path: str | Path, keypoint: str | None = None, fps: float | None = None) -> Samples:
-    """The samples of a movement dataset file (see the module docstring).
-
-    ``keypoint``: the keypoint that stands for a bird (default: the only one, else the mean of the
-    keypoints seen in that frame). ``fps`` [1/s]: converts a time counted in frames to seconds
-    (default: the file's ``fps`` attribute, else the time stays in frames)."""
-    require("field", "flocksim.io.movement.read_movement_samples")
-    path = Path(path)
-    with _open(path) as ds:
-        return _samples(ds, path, keypoint, fps)
-
-
-def _samples(ds, path: Path, keypoint: str | None, fps: float | None) -> Samples:
-    if "position" not in ds.data_vars:
-        raise MovementError(
-            f"{path}: no variable 'position'; allowed: a movement dataset (position with dims "
-            f"{', '.join(POSE_DIMS)} or {', '.join(BBOX_DIMS)})"
-        )
-    pos = ds["position"]
-    dims = set(pos.dims)
-    if dims not in (set(POSE_DIMS), set(BBOX_DIMS)):
-        raise MovementError(
-            f"{path}: variable 'position' has dims ({', '.join(map(str, pos.dims))}); allowed: "
-            f"({', '.join(POSE_DIMS)}) or ({', '.join(BBOX_DIMS)}) in any order"
-        )
-    _check_numeric(pos, "position", path)
-    space = [str(s) for s in pos["space"].values] if "space" in pos.coords else None
-    dim = pos.sizes["space"]
-    if dim not in (2, 3) or (space is not None and sorted(space) != ["x", "y", "z"][:dim]):
-        raise MovementError(f"{path}: dimension 'space' is {space or dim}; allowed: the coordinates x, y or x, y, z")
-    keypoints = pos.sizes.get("keypoints", 1)
-    check_track_size(pos.sizes["time"], pos.sizes["individuals"] * keypoints, dim, f"{path}: variable 'position'")
-    if "keypoints" in dims:
-        names = [str(k) for k in pos["keypoints"].values] if "keypoints" in pos.coords else None
-        if keypoint is not None:
-            if names is None or keypoint not in names:
-                raise MovementError(f"--keypoint: {keypoint!r} is not in {path}; allowed: {', '.join(names or [])}")
-            pos = pos.isel(keypoints=names.index(keypoint))
-        else:
-            pos = pos.mean("keypoints", skipna=True)  # the mean of the keypoints seen (a single one: itself)
-    elif keypoint is not None:
-        raise MovementError(f"--keypoint: {path} has no keypoints (a bboxes dataset)")
-    order = ["time", "individuals", "space"]
-    if space is not None:
-        pos = pos.sel(space=["x", "y", "z"][:dim])
-    position = np.asarray(pos.transpose(*order).values, dtype=np.float64)
-    velocity = _velocity(ds, path, order, dim, keypoint, space)
-    time, in_frames, rate = _time(ds, path, position.shape[0], fps)
-    position[~np.all(np.isfinite(position), axis=2)] = np.nan
-    ids = np.array([str(i) for i in ds["individuals"].values]) if "individuals" in ds.coords else None
-    if ids is None:
-        ids = np.array([f"id_{i}" for i in range(position.shape[1])])
-    if in_frames:
-        return _fill_frames(time, position, velocity, ids, rate, path)
-    linked = np.ones(max(len(time) - 1, 0), dtype=bool)
-    return Samples(time, linked, position, velocity, ids, "s")
-
-
-def _velocity(ds, path: Path, order: list[str], dim: int, keypoint: str | None, space) -> np.ndarray | None:
-    """The dataset's ``velocity`` (as exported by flocksim) in (time, individuals, space); None if absent."""
-    if "velocity" not in ds.data_vars:
-        return None
-    vel = ds["velocity"]
-    if set(vel.dims) != set(ds["position"].dims):
-        raise MovementError(
-            f"{path}: variable 'velocity' has dims ({', '.join(map(str, vel.dims))}); allowed: those of 'position'"
-        )
-    _check_numeric(vel, "velocity", path)
-    if "keypoints" in vel.dims:
-        names = [str(k) for k in vel["keypoints"].values] if "keypoints" in vel.coords else []
-        vel = vel.isel(keypoints=names.index(keypoint)) if keypoint is not None else vel.mean("keypoints", skipna=True)
-    if space is not None:
-        vel = vel.sel(space=["x", "y", "z"][:dim])
-    out = np.asarray(vel.transpose(*order).values, dtype=np.float64)
-    out[~np.all(np.isfinite(out), axis=2)] = np.nan
-    return out
-
-
-def _time(ds, path: Path, frames: int, fps: float | None) -> tuple[np.ndarray, bool, float | None]:
-    """(time, counted in frames, frames per second if known). Time counts frames when the attribute
-    time_unit says "frames", or when there is no such attribute and the time coordinate holds
-    integers (or is missing)."""
-    unit = ds.attrs.get("time_unit")
-    if unit not in (None, "seconds", "frames"):
-        raise MovementError(f"{path}: attribute time_unit is {unit!r}; allowed: 'seconds' or 'frames'")
-    if "time" in ds.coords and ds["time"].dtype.kind == "m":  # a time with units, decoded by xarray
-        time = np.asarray(ds["time"].values / np.timedelta64(1, "s"), dtype=np.float64)
-        in_frames = False
-    elif "time" in ds.coords:
-        t = ds["time"]
-        if t.dtype.kind not in "fiu":
-            raise MovementError(f"{path}: coordinate 'time' has dtype {t.dtype}; allowed: numbers (seconds or frames)")
-        time = np.asarray(t.values, dtype=np.float64)
-        in_frames = unit == "frames" or (unit is None and t.dtype.kind in "iu")
-    else:
-        time = np.arange(frames, dtype=np.float64)
-        in_frames = unit != "seconds"
-    if not np.all(np.isfinite(time)) or np.any(np.diff(time) <= 0):
-        raise MovementError(f"{path}: coordinate 'time' is not strictly increasing and finite; allowed: such times")
-    if not in_frames:
-        if fps is not None:
-            raise MovementError(f"--fps: {path} counts time in seconds already; allowed: --fps only for time in frames")
-        return time, False, None
-    return time, True, fps if fps is not None else _file_fps(ds, path)
-
-
-def _file_fps(ds, path: Path) -> float | None:
-    value = ds.attrs.get("fps")
-    if value is None:
-        return None
-    try:
-        rate = float(value)
-    except (TypeError, ValueError):
-        rate = float("nan")
-    if not np.isfinite(rate) or rate <= 0:
-        raise MovementError(f"{path}: attribute fps is {value!r}; allowed: a positive number of frames per second")
-    return rate
-
-
-def _fill_frames(
-    frames: np.ndarray, position: np.ndarray, velocity: np.ndarray | None, ids: np.ndarray, rate: float | None, path
-) -> Samples:
-    """Whole frames from the first to the last: frames missing from the file hold no bird. Time in
-    seconds when the frame rate ``rate`` is known (velocities then per second), else in frames."""
-    if np.any(frames != np.round(frames)):
-        raise MovementError(f"{path}: coordinate 'time' counts frames but holds fractions; allowed: whole frames")
-    first = int(frames[0]) if len(frames) else 0
-    span = int(frames[-1]) - first + 1 if len(frames) else 0
-    n, dim = position.shape[1:]
-    check_track_size(span, n, dim, f"{path}: frames {first} to {first + span - 1}")
-    slot = frames.astype(np.int64) - first
-    full = np.full((span, n, dim), np.nan)
-    full[slot] = position
-    full_velocity = None
-    if velocity is not None:
-        full_velocity = np.full((span, n, dim), np.nan)
-        full_velocity[slot] = velocity * (1.0 if rate is None else rate)  # per frame -> per second
-    time = (first + np.arange(span)) / (1.0 if rate is None else rate)
-    linked = np.ones(max(span - 1, 0), dtype=bool)
-    return Samples(time, linked, full, full_velocity, ids, "frames" if rate is None else "s")
-
-
-# ------------------------------------------------------------------ export
+from flocksim.io.movement_read import (
+    BBOX_DIMS,
+    HDF5_OFFSETS,
+    KEYPOINT,
+    NETCDF_SIGNATURES,
+    POSE_DIMS,
+    MovementError,
+    has_netcdf_signature,
+    read_movement_samples,
+)
 
 
 def run_to_movement(store_path: str | Path):
@@ -254,7 +64,7 @@ def run_to_movement(store_path: str | Path):
 
 
 def _export_attrs(run_attrs: dict[str, Any], time: np.ndarray) -> dict[str, Any]:
-    from flocksim import __version__
+    from flocksim._version import __version__
 
     attrs: dict[str, Any] = {"source_software": "flocksim", "ds_type": "poses", "time_unit": "seconds"}
     if len(time) > 1:
@@ -279,3 +89,17 @@ def export_run(store_path: str | Path, output: str | Path) -> tuple[int, int]:
     with atomic_path(output, suffix=".nc.part") as tmp:
         ds.to_netcdf(tmp, engine="netcdf4", format="NETCDF4")
     return ds.sizes["time"], ds.sizes["individuals"]
+
+
+__all__ = [
+    "BBOX_DIMS",
+    "HDF5_OFFSETS",
+    "KEYPOINT",
+    "NETCDF_SIGNATURES",
+    "POSE_DIMS",
+    "MovementError",
+    "export_run",
+    "has_netcdf_signature",
+    "read_movement_samples",
+    "run_to_movement",
+]

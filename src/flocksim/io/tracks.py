@@ -194,7 +194,7 @@ def _read(path: Path, kind: str, fps: float | None, keypoint: str | None) -> Sam
         except CsvTracksError as exc:
             raise TracksError(str(exc)) from None
     if kind == "movement":
-        from flocksim.io.movement import MovementError, read_movement_samples
+        from flocksim.io.movement_read import MovementError, read_movement_samples
 
         try:
             return read_movement_samples(path, keypoint, fps)

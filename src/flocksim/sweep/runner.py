@@ -300,7 +300,7 @@ def _execute(
 
 def lost_row(job: Job, task: Task, exc: BaseException) -> dict[str, Any]:
     """The row of a task that Dask gave up on (status ``lost``)."""
-    from flocksim import __version__
+    from flocksim._version import __version__
 
     return {
         "task_id": task.task_id,

@@ -105,7 +105,7 @@ def numba_threads_from_environment() -> None:
 def run_task(job: Job, task: Task) -> dict[str, Any]:
     """Run one simulation of the sweep and return its row (never raises for a bad run:
     the error goes into the row with status ``failed``)."""
-    from flocksim import __version__
+    from flocksim._version import __version__
     from flocksim.config import apply_overrides, validate
     from flocksim.simulation import Simulation
 
