@@ -20,90 +20,27 @@ rock, the same field on both sides (its meshes join there).
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from flocksim.budgets import BudgetError
 from flocksim.game.noise import value_noise
 
-if TYPE_CHECKING:
-    from flocksim.params import Game, ReynoldsParams
+# the course's sizes and its check live with the game's schema (params), below the game; named here as before
+from flocksim.params.game import GAP_EDGE as GAP_EDGE
+from flocksim.params.game import MAX_CHUNK_CELLS as MAX_CHUNK_CELLS
+from flocksim.params.game import check_game as check_game
+from flocksim.params.game import chunk_grid_shape as chunk_grid_shape
+from flocksim.params.game import floor_top as floor_top
+from flocksim.params.game import grid_points as grid_points
 
-MAX_CHUNK_CELLS = 1_048_576
-"""Most grid points of one chunk's marching-cubes grid (and of its avoidance grid): 8 MB of float64."""
-GAP_EDGE = 3.0
-"""Smallest distance between a gap's rim and the box's side [units]."""
+if TYPE_CHECKING:
+    from flocksim.params import Game
+
 NO_ROCK = 1e9
 """Wall term of the field where there is no wall (before the first one) [units]."""
 FLOOR_RELIEF = 4.0
 """The seabed's slow relief has features this many times noise_scale across [1]."""
-
-
-def grid_points(length: float, step: float) -> int:
-    """Grid points spanning ``length`` at ``step`` (both ends included)."""
-    return math.floor(length / step + 1e-9) + 1
-
-
-def chunk_grid_shape(game: Game, height: float, width: float, step: float) -> tuple[int, int, int]:
-    """Grid points (x, y, z) of one chunk sampled every ``step`` units on y and z, padded 2 steps
-    beyond the box, and at most ``step`` apart on x from the chunk's start to its end (both ends
-    included, so that neighbouring chunks share their border's samples)."""
-    pad = 4.0 * step
-    return (
-        math.ceil(game.wall_spacing / step - 1e-9) + 1,
-        grid_points(height + pad, step),
-        grid_points(width + pad, step),
-    )
-
-
-def floor_top(game: Game) -> float:
-    """Highest point of the seabed's surface [units]: floor_height + 2 noise_amplitude."""
-    return game.floor_height + 2.0 * game.noise_amplitude
-
-
-def check_game(params: ReynoldsParams) -> None:
-    """ValueError (BudgetError for sizes) naming the field when ``params.game`` cannot be played."""
-    g = params.game
-    world = params.world
-    if world.dim != 3 or world.bounds.kind != "box":
-        raise ValueError("game: needs world.dim = 3 and world.bounds.kind = 'box'")
-    if params.rules.seek.weight <= 0.0:
-        raise ValueError("game: needs rules.seek.weight > 0 (the flock follows the target by seeking)")
-    if params.obstacles.count():
-        raise ValueError("game: obstacles must be empty (the rock is the game's obstacle set)")
-    if g.gap_min_radius > g.gap_radius:
-        raise ValueError(f"game.gap_min_radius ({g.gap_min_radius:g}) must be <= game.gap_radius ({g.gap_radius:g})")
-    if g.speed > g.speed_max:
-        raise ValueError(f"game.speed ({g.speed:g}) must be <= game.speed_max ({g.speed_max:g})")
-    _, height, width = world.bounds.size
-    if 2.0 * (g.gap_radius + GAP_EDGE) > min(height, width):
-        raise ValueError(
-            f"game.gap_radius: a gap of radius {g.gap_radius:g} plus {GAP_EDGE:g} units of rim must fit the box's "
-            f"height and width ({height:g} x {width:g}); allowed: <= {min(height, width) / 2 - GAP_EDGE:g}"
-        )
-    reach = g.wall_thickness / 2.0 + g.noise_amplitude + 2.0 * max(g.cell_size, g.avoid_cell)
-    if reach >= g.wall_spacing / 2.0:
-        raise ValueError(
-            f"game.wall_spacing: {g.wall_spacing:g} leaves no air between walls; allowed: > 2 x (wall_thickness/2 + "
-            f"noise_amplitude + 2 x max(cell_size, avoid_cell)) = {2.0 * reach:g}"
-        )
-    room = height - floor_top(g)
-    if 2.0 * (g.gap_radius + GAP_EDGE) > room:
-        raise ValueError(
-            f"game.floor_height: the seabed's top (floor_height + 2 x noise_amplitude = {floor_top(g):g}) leaves "
-            f"{room:g} units below the box's top ({height:g}); a gap of radius {g.gap_radius:g} plus "
-            f"{GAP_EDGE:g} units of rim around it needs {2.0 * (g.gap_radius + GAP_EDGE):g}; allowed: floor_height <= "
-            f"{height - 2.0 * (g.gap_radius + GAP_EDGE) - 2.0 * g.noise_amplitude:g}"
-        )
-    for name, step in (("cell_size", g.cell_size), ("avoid_cell", g.avoid_cell)):
-        cells = math.prod(chunk_grid_shape(g, height, width, step))
-        if cells > MAX_CHUNK_CELLS:
-            raise BudgetError(
-                f"game.{name}: {step:g} gives {cells} grid points per chunk ({g.wall_spacing:g} x {height:g} x "
-                f"{width:g} units); allowed: at most {MAX_CHUNK_CELLS} (a larger {name})"
-            )
 
 
 class Course:

@@ -17,6 +17,7 @@ from flocksim.budgets import (
 from flocksim.params.common import Agents, ModelBase, Neighbors
 from flocksim.params.detail import Detail, check_detail
 from flocksim.params.fields import Strict, Vector, choice, quantity
+from flocksim.params.game import Game, check_game
 
 
 class Separation(Strict):
@@ -535,50 +536,6 @@ class Overlap(Strict):
     iterations: int = quantity(1, "passes", "Relaxation passes per step", ge=1, le=100)
 
 
-class Game(Strict):
-    """Flappy Boids (docs/viewer.md, "Flappy Boids"): the flock follows a target flying along +x
-    through walls of rock with gaps over a rocky seabed (src/flocksim/game/).
-
-    Wall k stands at x = first_wall + k wall_spacing across the whole box (y, z); its gap is a
-    round hole of radius gap_radius - gap_shrink x (x / 1000), at least gap_min_radius. The rock
-    is a 3D field (slab minus hole, and the seabed at floor_height rolling by noise_amplitude, plus
-    smooth noise of noise_amplitude) that is meshed by marching cubes for the viewer and sampled
-    for obstacle avoidance and collisions; each gap lies above the seabed's top. The target
-    moves at speed + speed_gain x (x / 1000), at most speed_max; a bird is lost when it touches
-    rock or falls more than max_lag behind the target; the game is over when none is left.
-    """
-
-    enabled: bool = Field(False, description="Play Flappy Boids; allowed: true | false (needs world.dim = 3).")
-    pilot: Literal["gaps", "straight", "player"] = choice(
-        "gaps", "Who moves the target: gaps (scripted, through each gap) | straight (never turns) | player."
-    )
-    speed: float = quantity(10.0, "units/s", "Target speed along +x at the start", gt=0.0, le=1e4)
-    speed_gain: float = quantity(2.0, "units/s", "Target speed added per 1000 units flown", ge=0.0, le=1e4)
-    speed_max: float = quantity(20.0, "units/s", "Largest target speed", gt=0.0, le=1e4)
-    lateral_speed: float = quantity(24.0, "units/s", "Target speed across the course (y, z)", gt=0.0, le=1e4)
-    lead: float = quantity(8.0, "units", "Start distance of the target ahead of the flock's centre", ge=0.0, le=1e4)
-    max_lag: float = quantity(60.0, "units", "A bird farther than this behind the target is lost", gt=0.0, le=1e6)
-    first_wall: float = quantity(80.0, "units", "x of the first wall", ge=0.0, le=1e6)
-    wall_spacing: float = quantity(60.0, "units", "Distance between walls (= chunk length)", gt=0.0, le=1e4)
-    wall_thickness: float = quantity(6.0, "units", "Thickness of a wall before noise", gt=0.0, le=1e4)
-    gap_radius: float = quantity(15.0, "units", "Gap radius at x = 0", gt=0.0, le=1e4)
-    gap_min_radius: float = quantity(9.0, "units", "Smallest gap radius", gt=0.0, le=1e4)
-    gap_shrink: float = quantity(1.0, "units", "Gap radius lost per 1000 units flown", ge=0.0, le=1e4)
-    noise_amplitude: float = quantity(2.0, "units", "Amplitude of the rock's smooth noise", ge=0.0, le=1e4)
-    noise_scale: float = quantity(8.0, "units", "Feature size of the rock's noise", gt=0.0, le=1e4)
-    floor_height: float = quantity(
-        4.0, "units", "Mean height of the rocky seabed above the box's bottom (y = 0)", ge=0.0, le=1e4
-    )
-    cell_size: float = quantity(3.0, "units", "Voxel size of the marching-cubes grid", gt=0.0, le=1e4)
-    avoid_cell: float = quantity(3.0, "units", "Spacing of the rock's avoidance spheres", gt=0.0, le=1e4)
-    avoid_range: float = quantity(6.0, "units", "Steering range of the rock (rules.avoid)", gt=0.0, le=1e4)
-    chunks_ahead: int = quantity(3, "chunks", "Chunks kept ahead of the flock", ge=1, le=16)
-    chunks_behind: int = quantity(1, "chunks", "Chunks kept behind the flock", ge=0, le=16)
-    max_triangles: int = quantity(
-        60_000, "triangles", "Most triangles of one chunk's mesh (coarser steps above)", ge=12, le=1_000_000
-    )
-
-
 class ReynoldsParams(ModelBase):
     """Reynolds boids and its descendants: separation, alignment, cohesion,
     seek and soft walls, summed per agent (Reynolds 1987)."""
@@ -627,8 +584,6 @@ class ReynoldsParams(ModelBase):
     @model_validator(mode="after")
     def _game(self) -> ReynoldsParams:
         if self.game.enabled:
-            from flocksim.game.course import check_game
-
             check_game(self)
         return self
 
