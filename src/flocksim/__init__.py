@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flocksim import game as _game  # noqa: F401  (the game registers its component; so do the scenarios below)
 from flocksim import io, metrics
 from flocksim._version import __version__
 from flocksim.config import ConfigError, apply_overrides, load_toml, save_toml

@@ -199,10 +199,22 @@ def _distance(a: dict[str, Any], b: dict[str, Any]) -> int:
     return sum(a.get(key) != b.get(key) for key in a.keys() | b.keys())
 
 
+_preset_source: tuple[Callable[[], list[str]], Callable[[str], Any]] | None = None
+
+
+def register_presets(names: Callable[[], list[str]], load: Callable[[str], Any]) -> None:
+    """Give :func:`compile_estimate` the shipped presets to compare a parameter set with: a
+    function of their names and one that loads a preset's parameters (the scenarios register
+    theirs on import, from above this module)."""
+    global _preset_source
+    _preset_source = (names, load)
+
+
 def compile_estimate(params: Any, name: str | None = None, model: Any = None) -> float | None:
     """Seconds a cold compile of the kernels of ``params`` takes, from the measured table: the
     preset ``name``'s own figure; else the closest measured preset of the same model and
-    neighbour mode (fewest differing parameters; a tie: the longer); else the model's figure;
+    neighbour mode among the registered presets (:func:`register_presets`; fewest differing
+    parameters; a tie: the longer); else the model's figure;
     else None (unknown). ``model``: ``params``'s model object when at hand."""
     table = estimates()
     presets = table.get("presets") or {}
@@ -210,13 +222,13 @@ def compile_estimate(params: Any, name: str | None = None, model: Any = None) ->
         return float(presets[name]["compile_s"])
     from flocksim.config import to_dict
     from flocksim.models import make_model
-    from flocksim.scenarios import load_preset, preset_names
 
     mode = (model if model is not None else make_model(params)).neighbor_query().mode
+    shipped, load_preset = _preset_source if _preset_source is not None else (list, None)
     same = [
         key
         for key, entry in presets.items()
-        if entry.get("model") == params.model and entry.get("neighbors") == mode and key in preset_names()
+        if entry.get("model") == params.model and entry.get("neighbors") == mode and key in shipped()
     ]
     if same:
         mine = _leaves(to_dict(params))
@@ -247,4 +259,5 @@ __all__ = [
     "kernel_name",
     "notice_line",
     "register_listener",
+    "register_presets",
 ]

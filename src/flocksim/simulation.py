@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from flocksim.components import default_components
 from flocksim.components.pointer import PointerSteering, check_pointer
 from flocksim.config import AnyParams, to_dict, validate
 from flocksim.engines import make_engine
+from flocksim.host import Component
 from flocksim.metrics import flock_summary
 from flocksim.models import make_model
 from flocksim.neighbors import NeighborList
@@ -34,28 +35,6 @@ def whole_number(what: str, value: Any, low: int = 0) -> int:
     if value < low:
         raise ValueError(f"{what} must be an integer >= {low}, got {value!r}")
     return int(value)
-
-
-class Component(Protocol):
-    """Something that lives beside the flock and acts between steps (a predator, a
-    turning wave, a spawner, a recorder).
-
-    ``before_step`` runs before the engine's step (it may set inputs the kernels
-    read); ``after_step`` runs after it and applies what was queued during the
-    step (removals, spawns), so the step in flight is never corrupted. Its whole
-    mutable state round-trips through ``state_dict`` / ``load_state_dict`` (plain
-    numbers, strings and numpy arrays), which is what checkpoints store.
-    """
-
-    name: str
-
-    def before_step(self, sim: Simulation) -> None: ...
-
-    def after_step(self, sim: Simulation) -> None: ...
-
-    def state_dict(self) -> dict[str, Any]: ...
-
-    def load_state_dict(self, data: dict[str, Any]) -> None: ...
 
 
 class Simulation:

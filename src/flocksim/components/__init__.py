@@ -1,53 +1,27 @@
 """Simulation components: things that live beside the flock and act between steps
-(see :class:`flocksim.simulation.Component`).
+(see :class:`flocksim.host.Component`).
 
-:func:`default_components` builds the ones a parameter set switches on:
-``predator`` (:class:`Predators`), ``turning``
-(:class:`SpontaneousTurning`), ``game`` (:class:`flocksim.game.FlappyGame`) and, when agents seek,
-``targets`` (:class:`flocksim.scenarios.targets.Targets`) and ``detail`` (:class:`LevelOfDetail`, last:
-it chooses the agents that refresh from the state the others leave), in that order.
-``pointer`` (:class:`PointerSteering`) is added by ``Simulation.set_pointer``.
+:func:`default_components` builds the ones a parameter set switches on, from the registry of
+:mod:`flocksim.components.registry`: ``predator`` (:class:`Predators`), ``turning``
+(:class:`SpontaneousTurning`), ``game`` (registered by :mod:`flocksim.game`) and, when agents seek,
+``targets`` (registered by :mod:`flocksim.scenarios`) and ``detail`` (:class:`LevelOfDetail`, last:
+it chooses the agents that refresh from the state the others leave), in that order; vicsek and
+couzin get ``noise`` (:class:`PreDrawnNoise`). ``pointer`` (:class:`PointerSteering`) is added by
+``Simulation.set_pointer``.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 from flocksim.components.detail import LevelOfDetail
 from flocksim.components.noise import PreDrawnNoise
 from flocksim.components.pointer import PointerSteering, pointer_turn
 from flocksim.components.predator import Predators
+from flocksim.components.registry import default_components, register_component
 from flocksim.components.turning import SpontaneousTurning, lateral_direction
 
-if TYPE_CHECKING:
-    from flocksim.simulation import Simulation
-
-
-def default_components(sim: Simulation) -> list[Any]:
-    """The components ``sim.params`` switches on: vicsek and couzin get ``noise`` (:class:`PreDrawnNoise`),
-    reynolds the ones above."""
-    params = sim.params
-    if params.model in ("vicsek", "couzin"):
-        return [PreDrawnNoise(sim)]  # the step's random numbers, drawn from the run's Generator
-    if params.model != "reynolds":
-        return []
-    components: list[Any] = []
-    if params.predator.enabled:
-        components.append(Predators(sim))
-    if params.turning.enabled:
-        components.append(SpontaneousTurning(sim))
-    if params.game.enabled:  # before the targets: it moves the shared target
-        from flocksim.game.flappy import FlappyGame
-
-        components.append(FlappyGame(sim))
-    if params.rules.seek.weight > 0.0:
-        from flocksim.scenarios.targets import Targets
-
-        components.append(Targets(sim))
-    if params.detail.enabled:
-        components.append(LevelOfDetail(sim))
-    return components
-
+register_component("predator", order=10, wanted=lambda p: p.predator.enabled, build=Predators)
+register_component("turning", order=20, wanted=lambda p: p.turning.enabled, build=SpontaneousTurning)
+register_component("detail", order=90, wanted=lambda p: p.detail.enabled, build=LevelOfDetail)
 
 __all__ = [
     "LevelOfDetail",
@@ -58,4 +32,5 @@ __all__ = [
     "default_components",
     "lateral_direction",
     "pointer_turn",
+    "register_component",
 ]

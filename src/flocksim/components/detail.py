@@ -29,8 +29,8 @@ import numpy as np
 from flocksim.models.reynolds import AUX_COLUMNS
 
 if TYPE_CHECKING:
+    from flocksim.host import Host
     from flocksim.params import Detail, World
-    from flocksim.simulation import Simulation
 
 
 class DetailPlan(NamedTuple):
@@ -111,7 +111,7 @@ class LevelOfDetail:
 
     name = "detail"
 
-    def __init__(self, sim: Simulation):
+    def __init__(self, sim: Host):
         p: Detail = sim.params.detail
         self.dim = sim.params.world.dim
         self.near = p.near
@@ -164,11 +164,11 @@ class LevelOfDetail:
         self.refreshed = int(np.count_nonzero(self.active))
         return self.active
 
-    def before_step(self, sim: Simulation) -> None:
+    def before_step(self, sim: Host) -> None:
         active = self.select(sim.state, sim.steps)
         sim.model.detail = DetailPlan(active, self.acc, self.aux, self.kept)
 
-    def after_step(self, sim: Simulation) -> None:
+    def after_step(self, sim: Host) -> None:
         sim.model.detail = None  # the engine consumed it; cleared here too should a step not run
 
     def state_dict(self) -> dict[str, Any]:

@@ -8,20 +8,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from flocksim.simulation import Simulation
+    from flocksim.host import Host
 
 
 class PreDrawnNoise:
     name = "noise"
 
-    def __init__(self, sim: Simulation):
+    def __init__(self, sim: Host):
         if not hasattr(sim.model, "noise"):
             raise ValueError(f"noise: model {sim.model.name!r} draws no noise")
 
-    def before_step(self, sim: Simulation) -> None:
+    def before_step(self, sim: Host) -> None:
         sim.model.noise.draw(sim.rng, sim.state.n)
 
-    def after_step(self, sim: Simulation) -> None:
+    def after_step(self, sim: Host) -> None:
         return None
 
     def state_dict(self) -> dict[str, Any]:

@@ -30,7 +30,7 @@ import numpy as np
 from flocksim.space import Space, displacement_array
 
 if TYPE_CHECKING:
-    from flocksim.simulation import Simulation
+    from flocksim.host import Host
 
 POINTER_MODES = ("attract", "repel", "off")
 """Allowed pointer modes."""
@@ -130,7 +130,7 @@ class PointerSteering:
 
     name = "pointer"
 
-    def __init__(self, sim: Simulation):
+    def __init__(self, sim: Host):
         self.dim = sim.params.world.dim
         self.mode = "off"
         self.point: np.ndarray | None = None
@@ -147,10 +147,10 @@ class PointerSteering:
 
     # --------------------------------------------------------------- protocol
 
-    def before_step(self, sim: Simulation) -> None:
+    def before_step(self, sim: Host) -> None:
         pass
 
-    def after_step(self, sim: Simulation) -> None:
+    def after_step(self, sim: Host) -> None:
         if not self.active:
             self.last_rows = np.zeros(0, dtype=np.int64)
             return

@@ -35,7 +35,7 @@ from flocksim.initial import initial_positions
 from flocksim.kernels.pursuit import distance_to, nearest_alive, pursue
 
 if TYPE_CHECKING:
-    from flocksim.simulation import Simulation
+    from flocksim.host import Host
 
 NO_TARGET = -1
 
@@ -45,7 +45,7 @@ class Predators:
 
     name = "predator"
 
-    def __init__(self, sim: Simulation):
+    def __init__(self, sim: Host):
         p = sim.params.predator
         self.params = p
         self.dim = sim.params.world.dim
@@ -64,7 +64,7 @@ class Predators:
 
     # --------------------------------------------------------------- protocol
 
-    def before_step(self, sim: Simulation) -> None:
+    def before_step(self, sim: Host) -> None:
         state = sim.state
         max_angle = min(math.radians(self.params.max_turn_deg) * sim.dt, math.pi)
         rows = np.empty(len(self.position), dtype=np.int64)
@@ -78,7 +78,7 @@ class Predators:
         self.chase_steps += 1
         self._publish(sim)
 
-    def after_step(self, sim: Simulation) -> None:
+    def after_step(self, sim: Host) -> None:
         state = sim.state
         for k in range(len(self.position)):
             row = self._target_row(state, k)
@@ -113,7 +113,7 @@ class Predators:
     # --------------------------------------------------------------- helpers
 
     @staticmethod
-    def remaining(sim: Simulation) -> int:
+    def remaining(sim: Host) -> int:
         """Birds still alive."""
         return sim.state.n_alive
 
@@ -123,7 +123,7 @@ class Predators:
         out[:, : self.dim] = self.position
         return out
 
-    def _publish(self, sim: Simulation) -> None:
+    def _publish(self, sim: Host) -> None:
         sim.model.predators = self.positions3()
 
     def _target_row(self, state, k: int) -> int:

@@ -41,7 +41,7 @@ import numpy as np
 from flocksim.metrics.order import unit_headings
 
 if TYPE_CHECKING:
-    from flocksim.simulation import Simulation
+    from flocksim.host import Host
 
 UP_3D = np.array([0.0, 1.0, 0.0])
 """The vertical axis of 3D scenes (+y)."""
@@ -52,7 +52,7 @@ class SpontaneousTurning:
 
     name = "turning"
 
-    def __init__(self, sim: Simulation):
+    def __init__(self, sim: Host):
         p = sim.params.turning
         self.params = p
         self.dim = sim.params.world.dim
@@ -69,7 +69,7 @@ class SpontaneousTurning:
 
     # --------------------------------------------------------------- protocol
 
-    def before_step(self, sim: Simulation) -> None:
+    def before_step(self, sim: Host) -> None:
         state = sim.state
         t = sim.time
         if len(self.start) < state.n:  # birds added since: not part of the current wave
@@ -84,7 +84,7 @@ class SpontaneousTurning:
         else:
             sim.model.turn = np.zeros((0, 3))
 
-    def after_step(self, sim: Simulation) -> None:
+    def after_step(self, sim: Host) -> None:
         pass
 
     def state_dict(self) -> dict[str, Any]:
@@ -117,7 +117,7 @@ class SpontaneousTurning:
             overlap = np.where(np.isfinite(self.start), np.maximum(end - begin, 0.0), 0.0)
         return self.rate * overlap
 
-    def start_wave(self, sim: Simulation) -> None:
+    def start_wave(self, sim: Host) -> None:
         """Start a wave now (also usable to force one, e.g. at the start of a recording)."""
         state = sim.state
         t = sim.time

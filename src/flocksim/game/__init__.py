@@ -8,7 +8,11 @@
 - :mod:`~flocksim.game.wire`: the binary rock-mesh message of docs/protocol.md.
 """
 
+from flocksim.components.registry import register_component
 from flocksim.game.course import Course, check_game
 from flocksim.game.flappy import FlappyGame, game_of
+
+# before the targets (order 40): the game moves the shared target they seek
+register_component("game", order=30, wanted=lambda p: p.game.enabled, build=FlappyGame)
 
 __all__ = ["Course", "FlappyGame", "check_game", "game_of"]
