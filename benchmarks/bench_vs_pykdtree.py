@@ -8,7 +8,7 @@ and every source tree searches the same points. ``--n`` other than 100 000 sets 
 
 Timed, one call each, on one thread, rounds alternated (the order rotates every round):
 
-- flocksim: ``flocksim.neighbors.knn.knn_neighbors_grid(position, alive, space, k)``, what the
+- flocksim: ``flocksim.neighbors.search.knn_neighbors_grid(position, alive, space, k)``, what the
   engine calls for the preset every step (``find_neighbors`` with method auto), with numba set to
   one thread: grid build (bounds, binning, counting sort, gather) + search + the CSR list;
 - pykdtree: ``KDTree(position)`` + ``query(position, k=k+1)`` (a bird is its own nearest; the
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     from scipy.spatial import cKDTree
 
     import flocksim
-    from flocksim.neighbors.knn import knn_neighbors_grid
+    from flocksim.neighbors.search import knn_neighbors_grid
     from flocksim.space import make_space
 
     load_before = os.getloadavg()

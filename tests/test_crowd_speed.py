@@ -32,7 +32,7 @@ from flocksim.neighbors.coherent import (
     metric_fill_ascending,
 )
 from flocksim.neighbors.csr import starts_from_counts
-from flocksim.neighbors.grid import metric_counts_grid, metric_neighbors_grid
+from flocksim.neighbors.search import metric_counts_grid, metric_neighbors_grid
 from flocksim.scenarios import targets as targets_module
 from flocksim.space import make_space
 

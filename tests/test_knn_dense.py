@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from flocksim.neighbors.brute import knn_neighbors_brute
-from flocksim.neighbors.knn import knn_neighbors_grid
+from flocksim.neighbors.search import knn_neighbors_grid
 from flocksim.space import make_space
 
 

@@ -9,8 +9,9 @@ import pytest
 
 from flocksim.neighbors.brute import knn_neighbors_brute
 from flocksim.neighbors.coherent import build_knn_grid
-from flocksim.neighbors.knn import agents_per_cell, knn_neighbors_grid
+from flocksim.neighbors.knn import agents_per_cell
 from flocksim.neighbors.knn_geometry import knn_axes
+from flocksim.neighbors.search import knn_neighbors_grid
 from flocksim.space import make_space
 
 

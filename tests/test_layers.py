@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def contract_layers() -> list[set[str]]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
-    assert contract["containers"] == ["flocksim"] and contract["exhaustive"]
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (contract,) = [c for c in contracts if c["type"] == "layers" and c["containers"] == ["flocksim"]]
+    assert contract["exhaustive"]
     return [{name.strip() for name in re.split(r"[|:]", layer)} for layer in contract["layers"]]
 
 

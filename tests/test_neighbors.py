@@ -565,3 +565,18 @@ def test_a_tiny_cell_over_a_huge_extent_gives_a_bounded_grid_without_warnings(ki
 def test_a_non_finite_extent_is_refused_rather_than_searched_forever():
     with pytest.raises(ValueError, match="finite"):
         geometry_from_bounds(np.array([0.0, 0.0]), np.array([np.inf, 1.0]), 10, make_space("open", [1, 1]), 1.0)
+
+
+def test_the_searches_old_module_paths_still_work_with_a_warning():
+    """The grid searches moved up the neighbour chain to flocksim.neighbors.search; the names they had
+    in grid and knn still give them (and say where they went)."""
+    import flocksim.neighbors.grid as grid_module
+    import flocksim.neighbors.knn as knn_module
+    from flocksim.neighbors import search
+
+    for module, name in ((grid_module, "metric_neighbors_grid"), (grid_module, "metric_rows"),
+                         (grid_module, "metric_counts_grid"), (knn_module, "knn_neighbors_grid")):  # fmt: skip
+        with pytest.warns(DeprecationWarning, match=f"{name} moved to flocksim.neighbors.search"):
+            assert getattr(module, name) is getattr(search, name)
+    with pytest.raises(AttributeError):
+        grid_module.no_such_name  # noqa: B018

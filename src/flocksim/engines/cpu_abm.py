@@ -40,7 +40,7 @@ from flocksim.neighbors.coherent import (
     full_image_axes,
     knn_search,
 )
-from flocksim.neighbors.grid import metric_rows
+from flocksim.neighbors.search import metric_rows
 from flocksim.space import displacement
 from flocksim.state import FlockState
 

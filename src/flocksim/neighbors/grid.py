@@ -10,19 +10,14 @@ capped near 2N so a few far-flung agents cannot blow up memory.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
 
-from flocksim.budgets import PairBudget
 from flocksim.kernels.compile import device
 from flocksim.kernels.vector import load
-from flocksim.neighbors.csr import UNLIMITED, NeighborList, starts_from_counts
 from flocksim.space import PERIODIC, Space, wrap_coordinate
-
-if TYPE_CHECKING:
-    from flocksim.neighbors.coherent import CoherentGrid
 
 CELL_SLACK = 1.0 + 1e-7
 """Cells are made this much wider than asked, so rounding at a cell border never hides a neighbour."""
@@ -175,61 +170,20 @@ def build_cells(position: np.ndarray, alive: np.ndarray, g: GridGeometry) -> tup
     return cell_start, order
 
 
-def metric_neighbors_grid(
-    position: np.ndarray,
-    alive: np.ndarray,
-    space: Space,
-    radius: float,
-    budget: PairBudget = UNLIMITED,
-    query: np.ndarray | None = None,
-) -> NeighborList:
-    """Same result as :func:`flocksim.neighbors.brute.metric_neighbors_brute` (and the same budget
-    check), in O(N) per step: on the coherent grid (cells at least ``radius`` wide), counted, then written.
-    ``query`` (N,) bool: only the rows of the alive agents it marks are searched
-    (:func:`flocksim.neighbors.masked.metric_rows_masked`); None: all."""
-    from flocksim.neighbors.coherent import build_coherent_grid
-
-    n, dim = position.shape
-    if n == 0 or radius <= 0.0:
-        from flocksim.neighbors.brute import metric_neighbors_brute
-
-        return metric_neighbors_brute(position, alive, space, radius, budget, query)
-    grid = build_coherent_grid(position, alive, space, radius)
-    if query is not None:
-        from flocksim.neighbors.masked import metric_rows_masked
-
-        return metric_rows_masked(grid, n, dim, space, radius, query, budget)
-    return metric_rows(grid, n, dim, space, radius, budget)
+_MOVED = ("metric_neighbors_grid", "metric_counts_grid", "metric_rows")
+"""Searches that moved to :mod:`flocksim.neighbors.search` (the package's chain: this module is below
+the scans they run); their old names here still work, with a DeprecationWarning."""
 
 
-def metric_counts_grid(grid: CoherentGrid, n: int, dim: int, space: Space, radius: float) -> tuple[np.ndarray, ...]:
-    """Pass one of :func:`metric_rows`: (row lengths (N,), runs, shifts) (see ``metric_count``)."""
-    from flocksim.neighbors.coherent import block_runs_scratch, metric_count
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        import importlib
+        import warnings
 
-    runs, shifts = block_runs_scratch(numba.get_num_threads())
-    counts = np.zeros(n, dtype=np.int64)
-    metric_count(grid.xs, grid.ys, grid.zs, grid.order, grid.cell_start, grid.geometry, dim, space, radius * radius,
-                 runs, shifts, counts)  # fmt: skip
-    return counts, runs, shifts
-
-
-def metric_rows(
-    grid: CoherentGrid, n: int, dim: int, space: Space, radius: float, budget: PairBudget = UNLIMITED
-) -> NeighborList:
-    """Metric neighbour rows of n agents from a coherent grid built for ``radius`` (> 0); BudgetError
-    after counting, before the list is allocated, when it would hold more pairs than ``budget``."""
-    from flocksim.neighbors.coherent import FILL_HITS, fill_stripes, metric_fill_ascending
-
-    counts, runs, shifts = metric_counts_grid(grid, n, dim, space, radius)
-    r2 = radius * radius
-    g = grid.geometry
-    start = starts_from_counts(counts)
-    budget.check_metric(int(start[-1]), len(grid.order), radius)
-    index = np.empty(start[-1], dtype=np.int64)
-    fill = start[:-1].copy()
-    threads = numba.get_num_threads()
-    stripes = fill_stripes(grid, threads)
-    hits = np.empty((threads, FILL_HITS + 1), dtype=np.int64)
-    metric_fill_ascending(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, g, dim, space, r2, runs,
-                          shifts, hits, stripes, fill, index)  # fmt: skip
-    return NeighborList(start, index)
+        warnings.warn(
+            f"{__name__}.{name} moved to flocksim.neighbors.search (or use flocksim.neighbors.{name})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("flocksim.neighbors.search"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

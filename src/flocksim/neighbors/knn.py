@@ -13,13 +13,11 @@ among i's k nearest without i being among j's).
 
 from __future__ import annotations
 
-import numba
+from typing import Any
+
 import numpy as np
 
-from flocksim.budgets import PairBudget
 from flocksim.kernels.compile import device
-from flocksim.neighbors.brute import compact_rows, knn_buffers
-from flocksim.neighbors.csr import UNLIMITED, NeighborList
 from flocksim.space import PERIODIC, Space
 
 
@@ -68,30 +66,20 @@ def knn_width_from_bounds(lo: np.ndarray, hi: np.ndarray, n_alive: int, space: S
     return float((np.prod(extent) * agents_per_cell(k) / n_alive) ** (1.0 / dim))
 
 
-def knn_neighbors_grid(
-    position: np.ndarray,
-    alive: np.ndarray,
-    space: Space,
-    k: int,
-    budget: PairBudget = UNLIMITED,
-    query: np.ndarray | None = None,
-) -> NeighborList:
-    """Same result as :func:`flocksim.neighbors.brute.knn_neighbors_brute` (and the same budget check);
-    ``query`` (N,) bool: only the rows of the alive agents it marks are searched (None: all)."""
-    from flocksim.neighbors.coherent import BLOCK_CANDIDATES, build_knn_grid, knn_cell_scratch, knn_rows_by_cell
+_MOVED = ("knn_neighbors_grid",)
+"""Searches that moved to :mod:`flocksim.neighbors.search` (the package's chain: this module is below
+the scans they run); their old names here still work, with a DeprecationWarning."""
 
-    n, dim = position.shape
-    budget.check_topological(n, k)
-    if n == 0 or not alive.any():
-        row_index, _, fill = knn_buffers(n, k)
-        return compact_rows(row_index, fill)
-    grid = build_knn_grid(position, alive, space, k)
-    row_index = np.empty((n, k), dtype=np.int64)
-    fill = np.zeros(n, dtype=np.int64)
-    block_cells = 27 if dim == 3 else 9
-    capacity = min(BLOCK_CANDIDATES, block_cells * int(np.diff(grid.cell_start).max()))
-    scratch = knn_cell_scratch(numba.get_num_threads(), k, capacity)
-    query = alive if query is None else query
-    knn_rows_by_cell(grid.xs, grid.ys, grid.zs, grid.order, grid.cell, grid.cell_start, grid.geometry, dim, space, k,
-                     query, scratch, row_index, fill)  # fmt: skip
-    return compact_rows(row_index, fill)
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        import importlib
+        import warnings
+
+        warnings.warn(
+            f"{__name__}.{name} moved to flocksim.neighbors.search (or use flocksim.neighbors.{name})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("flocksim.neighbors.search"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

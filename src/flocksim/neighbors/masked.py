@@ -1,6 +1,6 @@
 """Metric rows of some agents only (a query mask), on the coherent grid.
 
-:func:`flocksim.neighbors.grid.metric_rows` fills every row from the neighbour's side (each agent j
+:func:`flocksim.neighbors.search.metric_rows` fills every row from the neighbour's side (each agent j
 appends itself to the rows near it), which needs every row. When only the agents marked by a query
 mask need rows (the level of detail, :mod:`flocksim.components.detail`), each marked agent scans its
 own block instead (:func:`flocksim.neighbors.coherent._scan_metric`, distances as the brute-force
