@@ -23,7 +23,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from flocksim.engines.cuda_runtime import kernel
+from flocksim.kernels.cuda_runtime import kernel
 from flocksim.neighbors.coherent_build import MAX_RUNS, block_runs, narrowed_knn_width
 from flocksim.neighbors.coherent_knn import knn_search
 from flocksim.neighbors.coherent_metric import _pair_d2, _scan_metric
