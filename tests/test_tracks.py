@@ -363,7 +363,9 @@ def test_cli_export_writes_whole_files_and_refuses_bad_paths(run_store, tmp_path
     target.write_bytes(b"old")
     link = tmp_path / "link.nc"
     link.symlink_to(target)
-    assert runner.invoke(app, ["export", str(run_store), "-o", str(link)]).exit_code == 0
+    refused = runner.invoke(app, ["export", str(run_store), "-o", str(link)])  # an existing file: only with --force
+    assert refused.exit_code == 2 and "already exists" in refused.output and target.read_bytes() == b"old"
+    assert runner.invoke(app, ["export", str(run_store), "-o", str(link), "--force"]).exit_code == 0
     assert link.is_symlink() and open_tracks(target).sizes["agent"] == 30  # written through the link
     for args, message in (
         (["-o", str(tmp_path / "t.csv")], "allowed: a file ending in .nc"),
