@@ -1,5 +1,6 @@
 """Targets, attack slots, random offsets, attack range and the minions preset."""
 
+import json
 import math
 import re
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 
-from flocksim import Simulation, load_preset
+from flocksim import Simulation, apply_overrides, load_preset
 from flocksim.scenarios.slots import assign_slots, random_offsets, ring_offsets
 from flocksim.scenarios.targets import point_on_route
 
@@ -191,3 +192,20 @@ def test_dead_agents_of_an_unseen_group_do_not_break_the_step():
     assert np.isfinite(sim.model.targets).all() and sim.model.targets.shape == (4, 3)
     offsets = sim.model.targets[:3, :2] - [5.0, 5.0]
     assert (np.linalg.norm(offsets, axis=1) <= 1.0).all() and len(sim.components[-1].offset_ids) == 3
+
+
+@pytest.mark.parametrize("target", ["[1e308, 1e308]", "[-1e308, 1e300]"])
+def test_a_target_too_far_for_a_finite_distance_still_draws_the_flock(target):
+    """Its distance overflows to inf: the desired velocity used to be max_speed / inf = 0, so the seek
+    rule braked the flock instead of drawing it toward the target."""
+    from flocksim.kernels.seek import seek_velocity
+
+    assert seek_velocity(1e308, 1e308, 0.0, 2.0, 50.0, 1.0) == pytest.approx((math.sqrt(2), math.sqrt(2), 0.0, True))
+    overrides = ["agents.n=50", "rules.seek.weight=5", "world.bounds.kind=open", f"rules.seek.target={target}"]
+    sim = Simulation(apply_overrides(load_preset("boids-2d"), overrides), seed=1)
+    start = sim.state.position[sim.state.alive].mean(axis=0)
+    sim.step(60)
+    moved = sim.state.position[sim.state.alive].mean(axis=0) - start
+    toward = np.array(json.loads(target)) / np.max(np.abs(json.loads(target)))
+    toward /= np.linalg.norm(toward)
+    assert moved @ toward > 0.9 * np.linalg.norm(moved) and np.linalg.norm(moved) > 20.0
