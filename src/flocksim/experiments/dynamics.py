@@ -197,12 +197,4 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         functools.partial(measure_dynamics, n=500),
         field_values=FIELD_VALUES,
     ),
-    Experiment(
-        "murmuration-dynamics-large",
-        "murmuration-dynamics's measures at 100 000 birds: starlings-3d-large as a user gets it (its own "
-        "start layer, 424 x 4 x 424 m, and roost).",
-        (_condition("100000 birds", 100000, 0.0, preset="starlings-3d-large"),),
-        functools.partial(measure_dynamics, n=100000, preset_start=True),
-        field_values=FIELD_VALUES,
-    ),
 )
