@@ -36,6 +36,7 @@ EXPERIMENT_SLICES = {
     "starlings/turn-propagation.csv": (3, "wave: underdamped", 0, ()),
     "starlings/spontaneous-turning.csv": (3, "without turns", 0, ()),
     "starlings/murmuration-hallmarks.csv": (3, "500 birds", 0, ()),
+    "starlings/murmuration-dynamics.csv": (3, "500 birds", 0, ()),
     "starlings/turn-waves.csv": (3, "underdamped", 0, ()),
 }
 
