@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if min(args.steps, args.warmup) < 1 or any(n < 1 for n in args.n or []):
         parser.error("--steps, --warmup and --n must be >= 1")
-    from flocksim.engines.cuda_runtime import cuda_problem
+    from flocksim.kernels.cuda_runtime import cuda_problem
 
     problem = cuda_problem()
     if problem is not None:

@@ -30,7 +30,7 @@ def test_no_gpu_and_no_simulator_is_one_clear_error():
 
 
 def test_missing_numba_cuda_names_the_extra(monkeypatch):
-    from flocksim.engines import cuda_runtime
+    from flocksim.kernels import cuda_runtime
 
     real = cuda_runtime.importlib.util.find_spec
     monkeypatch.setattr(

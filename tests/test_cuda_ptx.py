@@ -38,7 +38,7 @@ RUNS = [
 
 def kernels_of_engine() -> set[tuple[str, str]]:
     from flocksim.engines import cuda_abm, cuda_frames, cuda_models
-    from flocksim.engines.cuda_runtime import _LazyKernel
+    from flocksim.kernels.cuda_runtime import _LazyKernel
     from flocksim.neighbors import cuda_brute, cuda_grid, cuda_scan
 
     found = set()
@@ -50,7 +50,7 @@ def kernels_of_engine() -> set[tuple[str, str]]:
 
 
 def test_every_kernel_compiles_to_ptx(tmp_path: Path) -> None:
-    from flocksim.engines import cuda_runtime
+    from flocksim.kernels import cuda_runtime
 
     cuda_runtime.LAUNCHES = {}
     try:

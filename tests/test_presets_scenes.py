@@ -43,7 +43,9 @@ def test_reef_coral_heads_do_not_touch():
 )
 def test_large_murmuration_keeps_the_density_of_starlings_3d(small_name, differ):
     """Each large murmuration is its small one with more birds in a larger region at the same
-    density (the roost of the field-unit flock is wider for the wider flock, nothing else)."""
+    density (the roost of the field-unit flock is wider for the wider flock, and it starts as a
+    formed flock, agents.init.kind = "flock", whose spacing is the small flock's settled nearest-
+    neighbour distance; the region is where agents.init.kind = "aligned" starts it, nothing else)."""
     small, large = load_preset(small_name), load_preset(small_name.replace("3d", "3d-large"))
     volume_small = math.prod(small.world.bounds.size)
     volume_large = math.prod(large.world.bounds.size)
@@ -54,6 +56,13 @@ def test_large_murmuration_keeps_the_density_of_starlings_3d(small_name, differ)
         assert large.rules.roost.radius > small.rules.roost.radius
         a["rules"].pop("roost"), b["rules"].pop("roost")
         assert a["rules"] == b["rules"]
+    if large.agents.init.kind == "flock":
+        assert small.agents.init.kind == "aligned"
+        assert 1.0 <= large.agents.init.spacing <= 1.2  # 1.1 to 1.2 m settled (docs/starlings.md)
+        agents_a, agents_b = a["agents"], b["agents"]
+        for agents in (agents_a, agents_b):
+            agents.pop("n"), agents["init"].pop("kind"), agents["init"].pop("spacing")
+        assert agents_a == agents_b
     for key in differ:
         a.pop(key), b.pop(key)
     assert a == b

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from flocksim.kernels.compile import device
+from flocksim.jit import device
 
 OPEN = 0
 BOX = 1

@@ -13,131 +13,64 @@
  * Follow is on by default in 3D and in open worlds, off in bounded 2D worlds (the whole box
  * is the picture); Fit in a bounded 3D world turns it off.
  *
+ * The camera (fit, follow, framing, screen <-> world) is viewcamera.js; the pixel measures
+ * viewpixels.js; agent sizes and opacities viewsizes.js; the sky's colour skycolor.js. This
+ * module gives their public names too.
+ *
  * @module renderer
  */
 
 import * as THREE from "three";
 import { OrbitControls } from "three/examples/jsm/controls/OrbitControls.js";
 
-import { boxCorners, ellipsoidPoints, fitDistance, flockSample, sampleRadius } from "./camera.js";
+import { flockSample, sampleRadius } from "./camera.js";
 import { relativeDensity } from "./density.js";
 import { thinned } from "./detail.js";
 import { BoundsOutline, COLORS, EntityLayer, ObstacleLayer, baseGeometry } from "./layers.js";
 import { SKY, SUN_DIRECTION } from "./palette.js";
-import { pixelDifference } from "./pixels.js";
 import { FLAG_NEIGHBOR, FLAG_PREDATOR, FLAG_SELECTED, FLAG_TARGET, extraRange } from "./protocol.js";
 import { CORAL_COLORS, FISH_COLOR, FISH_SILVER, Seabed, WATER, applyLook } from "./sea.js";
 import { SKY_FRAGMENT, SKY_VERTEX } from "./shaders.js";
+import { skyColor } from "./skycolor.js";
 import { TrailLayer } from "./trails.js";
+import { FOV_DEG } from "./viewcamera.js";
+import { ViewPixels } from "./viewpixels.js";
+import {
+  MIN_AGENT_PIXELS,
+  OPAQUE_MAX_N,
+  agentMinPixels,
+  agentSize,
+  flockMinPixels,
+  flockOpacity,
+  flockSpacing,
+  frameBox,
+  maxExtent,
+  worldBox,
+} from "./viewsizes.js";
 
-/** Direction from the flock's centre to a fresh 3D camera: in front, a little to the side and
- * below, looking slightly up at the flock against the sky. */
-const VIEW_DIRECTION = new THREE.Vector3(0.35, -0.3, 1).normalize();
-/** Under water the camera looks a little down at the school, the seabed and coral below it. */
-const SEA_VIEW_DIRECTION = new THREE.Vector3(0.35, 0.4, 1).normalize();
-const FOV_DEG = 45;
-/** Open worlds fit the flock's box enlarged by this factor (the flock spreads and drifts). */
-const OPEN_WORLD_MARGIN = 1.6;
+export { skyColor } from "./skycolor.js";
+export { followShare } from "./viewcamera.js";
+export { agentMinPixels, agentSize, flockMinPixels, flockOpacity, flockSpacing, worldBox } from "./viewsizes.js";
+
 /** 3D agents are drawn this much larger than 2D ones (the view is farther away). */
 const SIZE_3D = 1.1;
-/** The flock fills this share of the view when framed (3D), leaving a margin. */
-const FLOCK_FILL = 0.8;
-/** Flocks of up to this many birds are framed whole. */
-const WHOLE_FLOCK_MAX_N = 2_000;
-/** Share of a larger flock's birds a framing keeps in view (stragglers may leave it). */
-const FLOCK_QUANTILE = 0.97;
-/** The framed 3D camera stands at least this many flock radii (95 % of the birds within one)
- * from the flock's centre: closer, the near birds are drawn huge and overflow the view. */
-const MIN_DISTANCE_RADII = 3.2;
+
 /** 3D: agents are drawn at most this share of the flock's mean spacing long (a starling's body is
  * a few tenths of the distance to its neighbours; larger darts merge into a blanket). */
 const SPACING_SHARE_3D = 1 / 4.5;
-/** Flocks of more than this many agents are drawn translucent (density shading, see flockOpacity). */
-const OPAQUE_MAX_N = 5_000;
-/** Per FOLLOW_FRAME_S of simulated time, the share of the way the followed camera moves toward
- * the flock. */
-const FOLLOW_RATE = 0.12;
-/** Per FOLLOW_FRAME_S of simulated time, the share of the way the followed 3D camera's distance
- * moves toward its goal. */
-const FOLLOW_ZOOM_RATE = 0.06;
-/** The simulated time the follow rates are given per [s]: one frame at 60 frames per second. */
-const FOLLOW_FRAME_S = 1 / 60;
-
-/**
- * Share of the way the followed camera moves toward its goal between two frames `dt` of
- * simulated time apart: `rate` per FOLLOW_FRAME_S, compounded, so that the camera keeps up with
- * the flock however few frames the page draws (a busy or software renderer draws a frame every
- * half second or less: per frame, the camera fell behind a flying flock until it left the view).
- * `dt` 0 or unknown (paused, a new flock): `rate`; at most a second's worth.
- *
- * @param {number} rate share per FOLLOW_FRAME_S, 0..1
- * @param {number} dt simulated time since the last frame [s] (its size: replay may go back)
- * @returns {number} 0..1
- */
-export function followShare(rate, dt) {
-  const steps = Math.min(Math.abs(dt), 1) / FOLLOW_FRAME_S;
-  return steps > 0 && Number.isFinite(steps) ? 1 - (1 - rate) ** steps : rate;
-}
-/** Smallest drawn length of an agent in 3D [CSS px] in a flock of up to MIN_PIXELS_FULL_N birds
- * (highlights have their own, larger minimums: see shaders.js). */
-const MIN_AGENT_PIXELS = 2.2;
-/** Above this many agents the smallest drawn length shrinks as 1 / sqrt(N), so the pixels that
- * minimum-size birds fill stay those of this many: a large flock is a visible cloud by its
- * numbers, and a software renderer fills no more pixels for it (measured in docs/benchmarks.md). */
-const MIN_PIXELS_FULL_N = 10_000;
-
-/**
- * Smallest drawn length of an agent in 3D [CSS px] for a flock of `n` agents.
- *
- * @param {number} n
- * @returns {number}
- */
-export function agentMinPixels(n) {
-  return Math.min(MIN_AGENT_PIXELS * Math.sqrt(MIN_PIXELS_FULL_N / Math.max(n, 1)), SMALL_FLOCK_PIXELS);
-}
-/** Smallest drawn length of an agent in a small flock [CSS px]: from MIN_AGENT_PIXELS at
- * MIN_PIXELS_FULL_N agents it grows as 1 / sqrt(N) up to this, so that a school of 100 sparse fish
- * is a hundred readable shapes rather than specks (the pixels they fill stay those of a few
- * thousand birds at the smallest size). */
-const SMALL_FLOCK_PIXELS = 9;
-/**
- * Opacity of plain 3D agents in a flock of `n`: opaque up to OPAQUE_MAX_N, then 0.7 times
- * (OPAQUE_MAX_N / n)^(1/3) (about the birds one line of sight crosses), at least 0.2: a lone bird
- * is a faint dot, and where birds overlap along the line of sight (a sheet seen edge-on, a dense
- * wave) the shade builds up to near black. Each bird's own opacity is this times the square of
- * its local density, at least 0.06 (shaders.js, density.js).
- *
- * @param {number} n
- * @returns {number} 0.2..1
- */
-export function flockOpacity(n) {
-  return n <= OPAQUE_MAX_N ? 1 : Math.max(0.2, 0.7 * (OPAQUE_MAX_N / n) ** (1 / 3));
-}
-
-/** Smallest drawn length of a bird in a translucent flock (over OPAQUE_MAX_N) [CSS px]: birds
- * large enough to overlap, so that the shade is the number of birds along the line of sight
- * (the density) rather than a speckle of sub-pixel darts. */
-const DENSITY_MIN_PIXELS = 2.6;
-
-/**
- * Smallest drawn length of a 3D agent [CSS px] in a flock of `n`: agentMinPixels, and in a
- * translucent flock at least DENSITY_MIN_PIXELS.
- *
- * @param {number} n
- * @returns {number}
- */
-export function flockMinPixels(n) {
-  return n > OPAQUE_MAX_N ? Math.max(agentMinPixels(n), DENSITY_MIN_PIXELS) : agentMinPixels(n);
-}
 
 /** Wing beats per second of simulated time (3D birds). */
 const FLAP_HZ = 7;
+
 /** The sky's place in the draw order: after every opaque layer (their render orders are small). */
 const SKY_RENDER_ORDER = 1e6;
+
 /** Aerial perspective: haze of a bird at the far side of the flock. */
 const HAZE_MAX = 0.6;
+
 /** Under water: haze of a fish at the far side of the school (water is thicker than air). */
 const HAZE_MAX_SEA = 0.75;
+
 /** Under water the seabed reaches this many times the world's largest side beyond it (into the fog). */
 const SEABED_REACH = 1.5;
 
@@ -146,11 +79,12 @@ const SEABED_REACH = 1.5;
  * @typedef {{min: number[], max: number[]}} Box3 axis-aligned box [world units], 3 values each
  */
 
-export class ViewRenderer {
+export class ViewRenderer extends ViewPixels {
   /**
    * @param {HTMLCanvasElement} canvas
    */
   constructor(canvas) {
+    super();
     this.canvas = canvas;
     this.renderer = new THREE.WebGLRenderer({ canvas, antialias: true });
     /** level of detail (detail.js): drawing-buffer resolution factor and the flock's stride */
@@ -312,11 +246,6 @@ export class ViewRenderer {
     this.dirty = true;
   }
 
-  /** From the target toward a fresh 3D camera: below the flock in the sky, above the school under water. */
-  _viewDirection() {
-    return this.look === "sea" ? SEA_VIEW_DIRECTION : VIEW_DIRECTION;
-  }
-
   /** Whether the view shows the undersea world (a 3D scene of fish). */
   get sea() {
     return this.look === "sea" && this.dim === 3;
@@ -399,172 +328,6 @@ export class ViewRenderer {
   }
 
   /**
-   * Turn following the flock on or off.
-   *
-   * @param {boolean} on
-   * @param {boolean} [frameNow] on: frame the flock at once (else the camera eases toward it)
-   */
-  setFollow(on, frameNow = true) {
-    const changed = on !== this.following;
-    this.following = on;
-    if (on) {
-      this.followZoom = 1;
-      if (frameNow && this.flock) this.frameFlock();
-    }
-    if (changed) this.onFollowChange(on);
-  }
-
-  /** Fit the camera to the world (an open world: to the flock); in a bounded 3D world this
-   * turns Follow off, or it would pull the camera back to the flock. */
-  fit() {
-    this.needsFit = false;
-    if (!this.fitBox) {
-      if (!this.flock) {
-        this.needsFit = true;
-        return;
-      }
-      this.followZoom = 1;
-      if (this.dim === 3) this.frameFlock();
-      else this._fit2d(frameBox(this.frame), OPEN_WORLD_MARGIN);
-      return;
-    }
-    if (this.dim === 2) {
-      this._fit2d(this.fitBox, 1);
-      return;
-    }
-    if (this.following) this.setFollow(false);
-    const c = this.fitBox.min.map((lo, a) => (lo + this.fitBox.max[a]) / 2);
-    const points =
-      this.bounds?.kind === "ellipsoid" ? ellipsoidPoints(this.bounds.size) : boxCorners(this.fitBox.min, this.fitBox.max, c);
-    this._place(c, fitDistance(points, this._basis(), ...this._tans()) * 1.04);
-  }
-
-  /** Put the flock in the middle of the view; 3D: at the distance that frames it (times the
-   * user's zoom factor while following). */
-  frameFlock() {
-    if (!this.flock) return;
-    this.needsFit = false;
-    if (this.dim === 2) {
-      const { centre } = this.flock;
-      this.ortho.position.set(centre[0], centre[1], 500);
-      this.controls.target.set(centre[0], centre[1], 0);
-      if (!this.fitBox) this._fit2d(frameBox(this.frame), OPEN_WORLD_MARGIN);
-      this.controls.update();
-      this.dirty = true;
-      return;
-    }
-    this._place(this.flock.centre, this._flockDistance() * this.followZoom);
-  }
-
-  /** Follow: ease the target (and the camera with it) toward the flock; 3D: ease the distance. */
-  _follow() {
-    if (!this.flock) return;
-    const c = new THREE.Vector3(...this.flock.centre);
-    if (this.dim === 2) c.z = 0;
-    const dt = (this.frame?.time ?? 0) - (this.followTime ?? this.frame?.time ?? 0);
-    this.followTime = this.frame?.time;
-    const delta = c.sub(this.controls.target).multiplyScalar(followShare(FOLLOW_RATE, dt));
-    this.controls.target.add(delta);
-    this.camera.position.add(delta);
-    if (this.dim === 3 && !this.userMoving) {
-      const offset = this.camera.position.clone().sub(this.controls.target);
-      const now = offset.length();
-      const goal = this._flockDistance() * this.followZoom;
-      if (now > 0 && goal > 0) {
-        offset.multiplyScalar((now + (goal - now) * followShare(FOLLOW_ZOOM_RATE, dt)) / now);
-        this.camera.position.copy(this.controls.target).add(offset);
-      }
-    }
-    this.controls.update();
-  }
-
-  /** The camera distance that frames the flock's sample (FLOCK_FILL of the view). */
-  _flockDistance() {
-    // a small flock is framed whole (a few stragglers cut by the frame's edge are a flaw in a
-    // picture of 500 birds); in a large one stragglers may leave the view
-    const quantile = (this.frame?.nAgents ?? Infinity) <= WHOLE_FLOCK_MAX_N ? 1 : FLOCK_QUANTILE;
-    const d = fitDistance(this.flock.points, this._basis(), ...this._tans(), quantile) / FLOCK_FILL;
-    return Math.max(d, (this.agentSize || 1) * 20, MIN_DISTANCE_RADII * this.flock.radius);
-  }
-
-  /** The 3D camera's axes (world): right, up, back (from the target toward the camera). */
-  _basis() {
-    const back = this.perspective.position.clone().sub(this.controls.target);
-    if (back.lengthSq() === 0) back.copy(this._viewDirection());
-    back.normalize();
-    const right = new THREE.Vector3(0, 1, 0).cross(back);
-    if (right.lengthSq() < 1e-9) right.set(1, 0, 0);
-    right.normalize();
-    const up = back.clone().cross(right).normalize();
-    return { right: right.toArray(), up: up.toArray(), back: back.toArray() };
-  }
-
-  /**
-   * Where the camera is and where it looks, for the simulation's level of detail (camerafeed.js):
-   * 3D, the perspective camera's position and view direction; 2D, the centre of the view.
-   *
-   * @returns {{dim: number, position: number[], direction: number[]|null, tanH: number, tanV: number, scale: number}}
-   */
-  cameraPose() {
-    const [tanH, tanV] = this._tans();
-    if (this.dim !== 3) {
-      const p = this.ortho.position;
-      return { dim: this.dim, position: [p.x, p.y], direction: null, tanH, tanV, scale: this.halfHeight };
-    }
-    const position = this.perspective.position;
-    const direction = this.controls.target.clone().sub(position);
-    const scale = direction.length();
-    if (scale < 1e-12) this.perspective.getWorldDirection(direction);
-    return { dim: 3, position: position.toArray(), direction: direction.toArray(), tanH, tanV, scale };
-  }
-
-  /** tan(horizontal fov / 2), tan(vertical fov / 2) of the perspective camera. */
-  _tans() {
-    const tanV = Math.tan(THREE.MathUtils.degToRad(FOV_DEG / 2));
-    return [tanV * this._aspect(), tanV];
-  }
-
-  /** 3D: look at `centre` from `distance` along the current view direction. */
-  _place(centre, distance) {
-    const target = new THREE.Vector3(...centre);
-    const back = new THREE.Vector3(...this._basis().back);
-    const d = Math.max(distance, 1e-6);
-    this.perspective.position.copy(target).addScaledVector(back, d);
-    this.controls.target.copy(target);
-    this.controls.maxDistance = d * 1000;
-    this.controls.minDistance = d / 500;
-    this._updateDepthRange();
-    this.controls.update();
-    this.dirty = true;
-  }
-
-  /** 2D: show a box (with a margin factor) in the orthographic camera. */
-  _fit2d(box, margin) {
-    const c = box.min.map((lo, a) => (lo + box.max[a]) / 2);
-    const aspect = this._aspect();
-    const hw = (box.max[0] - box.min[0]) / 2 || 1;
-    const hh = (box.max[1] - box.min[1]) / 2 || 1;
-    this.halfHeight = Math.max(hh, hw / aspect) * 1.06 * margin;
-    this.ortho.position.set(c[0], c[1], 500);
-    this.ortho.zoom = 1;
-    this.ortho.near = 0.1;
-    this.ortho.far = 1000;
-    this._updateOrtho();
-    this.controls.target.set(c[0], c[1], 0);
-    this.controls.update();
-    this.dirty = true;
-  }
-
-  /** Near and far planes around the current camera distance. */
-  _updateDepthRange() {
-    const d = this.perspective.position.distanceTo(this.controls.target);
-    const extent = this.fitBox ? maxExtent(this.fitBox) : (this.flock?.radius ?? 1) * 4;
-    this.perspective.near = Math.max(d / 500, 1e-6);
-    this.perspective.far = d * 4 + extent * 4;
-    this.perspective.updateProjectionMatrix();
-  }
-
-  /**
    * Show where the pointer attracts or repels (a translucent disc or ball), or hide it.
    *
    * @param {number[]|null} point [x, y, z] [world units]
@@ -633,136 +396,6 @@ export class ViewRenderer {
     this.dirty = true;
   }
 
-  /** Match the drawing buffer to the canvas's displayed size. */
-  resize() {
-    const w = Math.max(1, this.canvas.clientWidth);
-    const h = Math.max(1, this.canvas.clientHeight);
-    this.renderer.setSize(w, h, false);
-    this.perspective.aspect = w / h;
-    this.perspective.updateProjectionMatrix();
-    this.shared.uPixelSize.value = (2 * Math.tan(THREE.MathUtils.degToRad(FOV_DEG / 2))) / h;
-    this._updateOrtho();
-    this.dirty = true;
-  }
-
-  /**
-   * The world point under a client (CSS pixel) position: on the z = 0 plane in 2D; in 3D on the
-   * plane through `anchor` facing the camera.
-   *
-   * @param {number} clientX
-   * @param {number} clientY
-   * @param {number[]|null} anchor [x, y, z] (3D: the flock's centroid) [world units]
-   * @returns {number[]|null} [x, y, z], null when the ray misses the plane
-   */
-  worldAt(clientX, clientY, anchor) {
-    const rect = this.canvas.getBoundingClientRect();
-    const ndc = new THREE.Vector2(
-      ((clientX - rect.left) / rect.width) * 2 - 1,
-      -((clientY - rect.top) / rect.height) * 2 + 1,
-    );
-    const ray = new THREE.Raycaster();
-    ray.setFromCamera(ndc, this.camera);
-    const plane = new THREE.Plane();
-    if (this.dim === 2) {
-      plane.set(new THREE.Vector3(0, 0, 1), 0);
-    } else {
-      const normal = new THREE.Vector3();
-      this.camera.getWorldDirection(normal);
-      plane.setFromNormalAndCoplanarPoint(normal, new THREE.Vector3(...(anchor ?? this.controls.target.toArray())));
-    }
-    const hit = ray.ray.intersectPlane(plane, new THREE.Vector3());
-    return hit ? [hit.x, hit.y, this.dim === 2 ? 0 : hit.z] : null;
-  }
-
-  /**
-   * The client (CSS pixel) position of a world point.
-   *
-   * @param {number[]} point [x, y, z] [world units]
-   * @returns {{x: number, y: number}}
-   */
-  screenAt(point) {
-    this.camera.updateMatrixWorld();
-    const v = new THREE.Vector3(point[0], point[1], point[2] ?? 0).project(this.camera);
-    const rect = this.canvas.getBoundingClientRect();
-    return { x: rect.left + ((v.x + 1) / 2) * rect.width, y: rect.top + ((1 - v.y) / 2) * rect.height };
-  }
-
-  /**
-   * What the flock adds to the picture: the scene rendered without the flock (agents,
-   * predators, seek targets, trails) and with it, compared pixel by pixel (pixels.js). Nothing
-   * when no agent is drawn, whatever the background.
-   *
-   * @returns {{width: number, height: number, foreground: number, box: number[]|null}} box: the
-   *   differing pixels' bounds [left, top, right, bottom] in client (CSS pixel) coordinates
-   */
-  foregroundPixels() {
-    return this.pixelsAddedBy([this.agents.mesh, this.predators.mesh, this.targets.mesh, this.trails.mesh]);
-  }
-
-  /**
-   * What some objects of the scene add to the picture: the scene rendered without them and with
-   * them (as they are shown), compared pixel by pixel.
-   *
-   * @param {THREE.Object3D[]} objects
-   * @returns {{width: number, height: number, foreground: number, box: number[]|null}} box: the
-   *   differing pixels' bounds [left, top, right, bottom] in client (CSS pixel) coordinates
-   */
-  pixelsAddedBy(objects) {
-    const shown = objects.map((m) => m.visible);
-    const gl = this.renderer.getContext();
-    const w = gl.drawingBufferWidth;
-    const h = gl.drawingBufferHeight;
-    const read = () => {
-      this.render();
-      const px = new Uint8Array(w * h * 4);
-      gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, px);
-      return px;
-    };
-    for (const m of objects) m.visible = false;
-    const without = read();
-    objects.forEach((m, k) => (m.visible = shown[k]));
-    const withThem = read();
-    const { count, box } = pixelDifference(without, withThem, w, h);
-    const rect = this.canvas.getBoundingClientRect();
-    const sx = rect.width / w;
-    const sy = rect.height / h;
-    const client = box && [rect.left + box[0] * sx, rect.top + box[1] * sy, rect.left + (box[2] + 1) * sx, rect.top + (box[3] + 1) * sy];
-    return { width: w, height: h, foreground: count, box: client };
-  }
-
-  /**
-   * The cost of drawing some objects: ``renders`` pairs of renders drawn to completion (a
-   * one-pixel read waits for each), without and with the objects, alternately.
-   *
-   * @param {THREE.Object3D[]} objects
-   * @param {number} renders pairs of renders timed (one untimed pair before)
-   * @returns {{without_ms: number, with_ms: number}} mean wall time of one render [ms]
-   */
-  drawCost(objects, renders) {
-    const shown = objects.map((m) => m.visible);
-    const gl = this.renderer.getContext();
-    const px = new Uint8Array(4);
-    const time = (visible) => {
-      objects.forEach((m, k) => (m.visible = visible && shown[k]));
-      const t0 = performance.now();
-      this.render();
-      gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, px);
-      return performance.now() - t0;
-    };
-    let without = 0;
-    let withThem = 0;
-    for (let i = -1; i < renders; i++) {
-      const a = time(false);
-      const b = time(true);
-      if (i >= 0) {
-        without += a;
-        withThem += b;
-      }
-    }
-    objects.forEach((m, k) => (m.visible = shown[k]));
-    return { without_ms: without / Math.max(renders, 1), with_ms: withThem / Math.max(renders, 1) };
-  }
-
   _setClip(bounds, dim) {
     const u = this.shared;
     u.uClipKind.value = 0;
@@ -824,101 +457,4 @@ export class ViewRenderer {
     this.predators.setBase(baseGeometry(shape));
     this.dirty = true;
   }
-
-  _aspect() {
-    return Math.max(1, this.canvas.clientWidth) / Math.max(1, this.canvas.clientHeight);
-  }
-
-  _updateOrtho() {
-    const aspect = this._aspect();
-    this.ortho.top = this.halfHeight;
-    this.ortho.bottom = -this.halfHeight;
-    this.ortho.left = -this.halfHeight * aspect;
-    this.ortho.right = this.halfHeight * aspect;
-    this.ortho.updateProjectionMatrix();
-  }
-}
-
-const smoothstep = (a, b, x) => {
-  const t = Math.min(Math.max((x - a) / (b - a), 0), 1);
-  return t * t * (3 - 2 * t);
-};
-
-/**
- * The sky's colour in a world direction: the mirror of `skyColour` in shaders.js (SKY_GLSL), on
- * the CPU, for the haze that tints distant birds (the sky toward the flock).
- *
- * @param {THREE.Vector3} direction
- * @param {Record<string, {value: *}>} u the sky uniforms (linear colours, sun direction)
- * @param {THREE.Color} out
- * @returns {THREE.Color} out
- */
-export function skyColor(direction, u, out) {
-  const d = direction.clone().normalize();
-  const e = d.y;
-  if (e < 0) {
-    const haze = u.uHorizon.value.clone().lerp(u.uHaze.value, smoothstep(0, 0.015, -e));
-    return out.copy(haze.lerp(u.uGround.value, smoothstep(0.01, 0.2, -e)));
-  }
-  out.copy(u.uHorizon.value).lerp(u.uUpper.value, smoothstep(0, 0.35, e));
-  out.lerp(u.uZenith.value, smoothstep(0.3, 1, e));
-  const sun = Math.max(d.dot(u.uSunDir.value.clone().normalize()), 0);
-  const glow = (0.55 * sun ** 6 + 0.25 * sun ** 64) * (1 - smoothstep(0, 0.5, e));
-  return out.add(u.uGlow.value.clone().multiplyScalar(glow));
-}
-
-/**
- * The region to fit the camera to, or null for an open world (fit to the flock instead).
- *
- * @param {{kind: string, size: number[]}} bounds
- * @param {number} dim
- * @returns {Box3|null}
- */
-export function worldBox(bounds, dim) {
-  const size = [...bounds.size, 0, 0].slice(0, 3);
-  if (dim === 2) size[2] = 0;
-  if (bounds.kind === "box" || bounds.kind === "periodic") return { min: [0, 0, 0], max: size };
-  if (bounds.kind === "ellipsoid") return { min: size.map((s) => -s), max: size };
-  return null;
-}
-
-/** The frame's bounding box of its agents and extras. */
-function frameBox(frame) {
-  return { min: [...frame.bboxMin], max: [...frame.bboxMax] };
-}
-
-/** Largest side of a box [world units]. */
-function maxExtent(box) {
-  return Math.max(...box.max.map((hi, a) => hi - box.min[a]), 1e-9);
-}
-
-/**
- * Mean spacing of a frame's agents [world units]: the side of the share of its bounding box each
- * agent has (each side of the box counted as at least 1/50 of the largest, so a flat or thin
- * flock does not give a spacing of zero). Dense flocks (100 000 birds) get small agents.
- *
- * @param {Frame} frame
- * @returns {number}
- */
-export function flockSpacing(frame) {
-  const sides = [0, 1, 2].slice(0, frame.dim).map((a) => frame.bboxMax[a] - frame.bboxMin[a]);
-  const floor = Math.max(...sides) / 50;
-  const volume = sides.reduce((v, side) => v * Math.max(side, floor), 1);
-  return (volume / frame.nAgents) ** (1 / frame.dim) || 1;
-}
-
-/**
- * Body length agents are drawn at [world units]: about three body radii, kept between 1/220 and
- * 1/90 of the world's largest side so that a flock stays readable in any world.
- *
- * @param {object} params
- * @param {Box3|null} box
- * @returns {number}
- */
-export function agentSize(params, box) {
-  if (!box) return 1;
-  const extent = maxExtent(box);
-  const r = params.agents?.radius;
-  const radius = typeof r === "number" ? r : Array.isArray(r) && r.length ? r[0] : 0;
-  return Math.min(extent / 90, Math.max(extent / 220, 3 * radius));
 }

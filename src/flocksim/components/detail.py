@@ -13,8 +13,9 @@ the acceleration they last computed and still move): an alive agent refreshes wh
 The engine reads the choice from ``model.detail`` (a :class:`DetailPlan`, consumed by the step:
 a step without one, such as ``Simulation.warm_up``'s, refreshes every agent and keeps nothing):
 the refreshing agents alone are searched and steered (engines/cpu_reynolds.py), then
-:func:`keep_or_restore` stores their accelerations and gives the others theirs back. Each agent is
-computed from its own rows only, so results stay bitwise independent of the thread count.
+:func:`~flocksim.kernels.detail.keep_or_restore` stores their accelerations and gives the others
+theirs back. Each agent is computed from its own rows only, so results stay bitwise independent of
+the thread count.
 The kept accelerations are part of :meth:`LevelOfDetail.state_dict` (checkpoints resume bitwise).
 """
 
@@ -23,9 +24,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numba
 import numpy as np
 
+from flocksim.kernels.detail import keep_or_restore, select_refresh  # noqa: F401  (keep_or_restore: re-exported)
 from flocksim.models.reynolds import AUX_COLUMNS
 
 if TYPE_CHECKING:
@@ -42,46 +43,6 @@ class DetailPlan(NamedTuple):
     acc: np.ndarray
     aux: np.ndarray
     kept: np.ndarray
-
-
-@numba.njit(parallel=True, cache=True)
-def select_refresh(position, alive, ids, kept, step, focus, near2, cone, axis, cos_half, far_every, active):
-    """active[i] = whether alive agent i refreshes in step ``step`` (see the module docstring);
-    ``focus`` and ``axis`` (unit, used when ``cone``) have one number per axis of ``position``;
-    ``near2``: the near radius squared; ``cos_half``: cos(fov / 2)."""
-    dim = position.shape[1]
-    for i in numba.prange(position.shape[0]):
-        if not alive[i]:
-            active[i] = False
-            continue
-        due = (not kept[i]) or (step + ids[i]) % far_every == 0
-        if not due:
-            d2 = 0.0
-            along = 0.0
-            for a in range(dim):
-                d = position[i, a] - focus[a]
-                d2 += d * d
-                along += d * axis[a]
-            due = d2 <= near2 and (not cone or along >= cos_half * math.sqrt(d2))
-        active[i] = due
-
-
-@numba.njit(parallel=True, cache=True)
-def keep_or_restore(alive, active, acc, aux, kept_acc, kept_aux, kept):
-    """After phase one: an active agent's acc and aux rows are kept (and ``kept`` marked); every other
-    alive agent's rows are given back from what it kept."""
-    for i in numba.prange(acc.shape[0]):
-        if active[i]:
-            for a in range(acc.shape[1]):
-                kept_acc[i, a] = acc[i, a]
-            for a in range(aux.shape[1]):
-                kept_aux[i, a] = aux[i, a]
-            kept[i] = True
-        elif alive[i]:
-            for a in range(acc.shape[1]):
-                acc[i, a] = kept_acc[i, a]
-            for a in range(aux.shape[1]):
-                aux[i, a] = kept_aux[i, a]
 
 
 def world_centre(world: World) -> np.ndarray:

@@ -23,7 +23,7 @@ class Engine(Protocol):
 
 def cuda_engine(model: Model, threads: int | None = None, max_pairs: int | None = None) -> Engine:
     """The CUDA engine (numba-cuda, imported only when asked for); one clear error when it cannot run."""
-    from flocksim.engines.cuda_runtime import require_cuda
+    from flocksim.kernels.cuda_runtime import require_cuda
 
     require_cuda()
     from flocksim.engines.cuda import CudaEngine

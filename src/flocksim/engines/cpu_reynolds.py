@@ -7,11 +7,11 @@ import numba
 import numpy as np
 
 from flocksim.budgets import PairBudget
-from flocksim.components.detail import keep_or_restore
 from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.engines.cpu_reynolds_grid import GridSteering
 from flocksim.kernels.blocks import block_bounds, block_count
 from flocksim.kernels.compile import serial_kernel
+from flocksim.kernels.detail import keep_or_restore
 from flocksim.models.base import NeighborQuery
 from flocksim.models.reynolds import ReynoldsModel, integrate_agent, reynolds_acceleration
 from flocksim.neighbors import find_neighbors, metric_search_on_grid
@@ -83,7 +83,7 @@ class ReynoldsStepper:
     With a level of detail (``model.detail``, :mod:`flocksim.components.detail`), only the refreshing
     agents' rows are searched (``find_neighbors``'s query mask) and steered over the list (never the
     grid sums: a metric run with a level of detail compiles one phase one, not two);
-    :func:`flocksim.components.detail.keep_or_restore` then keeps their accelerations and gives the
+    :func:`flocksim.kernels.detail.keep_or_restore` then keeps their accelerations and gives the
     others theirs back. The list's sums are bitwise the grid's, so when every alive agent refreshes
     the step is the full step, bitwise."""
 

@@ -31,8 +31,8 @@ from flocksim.engines.cuda_models import (
     vicsek_headings,
     vicsek_moves,
 )
-from flocksim.engines.cuda_runtime import require_cuda
 from flocksim.engines.cuda_state import DEVICE_FIELDS, DEVICE_WRITES, DeviceFlockState, DeviceMirror
+from flocksim.kernels.cuda_runtime import require_cuda
 from flocksim.models.base import Model
 from flocksim.neighbors import NeighborList
 from flocksim.neighbors.cuda_search import device_neighbor_lists, to_host

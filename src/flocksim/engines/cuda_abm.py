@@ -17,7 +17,7 @@ from numba import cuda
 
 from flocksim.budgets import PairBudget
 from flocksim.engines.cpu_abm import gather_heading, knn_heading, sum_run_2d
-from flocksim.engines.cuda_runtime import kernel
+from flocksim.kernels.cuda_runtime import kernel
 from flocksim.models.abm_flocking import (
     ABM_EMPTY_FIXED,
     AbmFlockingModel,

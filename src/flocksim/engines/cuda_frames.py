@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from flocksim.engines.cuda_runtime import kernel
 from flocksim.kernels.compile import device
+from flocksim.kernels.cuda_runtime import kernel
 from flocksim.kernels.octahedral import octahedral, rint
 from flocksim.kernels.vector import load, normalize_or_zero
 from flocksim.neighbors.cuda_scan import CHUNK, alive_bounds, exclusive_scan

@@ -13,9 +13,9 @@ import numpy as np
 from numba import cuda
 
 from flocksim.engines.cpu_overlap import _agent_correction, apply_correction
-from flocksim.engines.cuda_runtime import kernel
 from flocksim.kernels.constant_speed import advance
 from flocksim.kernels.couzin import couzin_heading
+from flocksim.kernels.cuda_runtime import kernel
 from flocksim.kernels.vicsek import vicsek_heading, vicsek_move
 from flocksim.models.reynolds import ReynoldsInputs, integrate_agent, reynolds_acceleration
 from flocksim.neighbors.coherent import MAX_RUNS, block_runs

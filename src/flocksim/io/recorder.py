@@ -176,7 +176,7 @@ class Recorder:
         if self._sim is not None:
             raise TrajectoryError(f"{self.path}: this recorder is already attached to a simulation")
         self._sim = sim
-        import flocksim
+        from flocksim._version import __version__
         from flocksim.config import dumps_toml, to_dict
 
         state = sim.state
@@ -204,7 +204,7 @@ class Recorder:
         frame_bytes = n0 * dim * np.dtype(fdtype).itemsize
         chunk_frames = self.chunk_frames or int(np.clip(4 * 2**20 // frame_bytes, 1, 256))
         attrs = {
-            "flocksim_version": flocksim.__version__,
+            "flocksim_version": __version__,
             "created": utc_now(),
             "model": sim.params.model,
             "seed": int(sim.seed),

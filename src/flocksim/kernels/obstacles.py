@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import math
 
+from flocksim.kernels.cells import axis_cell
 from flocksim.kernels.compile import block_device, device
 from flocksim.kernels.vector import limit
-from flocksim.neighbors.grid import axis_cell
 
 CIRCLE = 0
 SEGMENT = 1

@@ -10,7 +10,7 @@ import numpy as np
 
 from flocksim.budgets import PairBudget
 from flocksim.neighbors.brute import knn_neighbors_brute, metric_counts_brute, metric_neighbors_brute
-from flocksim.neighbors.coherent import build_coherent_grid
+from flocksim.neighbors.coherent_build import build_coherent_grid
 from flocksim.neighbors.csr import NeighborList
 from flocksim.neighbors.search import knn_neighbors_grid, metric_counts_grid, metric_neighbors_grid
 from flocksim.space import Space

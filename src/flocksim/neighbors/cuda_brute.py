@@ -19,8 +19,8 @@ import numba
 import numpy as np
 from numba import cuda
 
-from flocksim.engines.cuda_runtime import kernel
 from flocksim.kernels.compile import device
+from flocksim.kernels.cuda_runtime import kernel
 from flocksim.kernels.vector import load
 from flocksim.neighbors.cuda_scan import exclusive_scan, total
 from flocksim.neighbors.pairs import knn_insert_keyed

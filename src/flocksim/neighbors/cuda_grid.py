@@ -23,8 +23,10 @@ import numba
 import numpy as np
 from numba import cuda
 
-from flocksim.engines.cuda_runtime import kernel
-from flocksim.neighbors.coherent import MAX_RUNS, _pair_d2, _scan_metric, block_runs, knn_search, narrowed_knn_width
+from flocksim.kernels.cuda_runtime import kernel
+from flocksim.neighbors.coherent_build import MAX_RUNS, block_runs, narrowed_knn_width
+from flocksim.neighbors.coherent_knn import knn_search
+from flocksim.neighbors.coherent_metric import _pair_d2, _scan_metric
 from flocksim.neighbors.cuda_scan import alive_bounds, exclusive_scan, total
 from flocksim.neighbors.grid import GridGeometry, cell_coords, cell_id, geometry_from_bounds
 from flocksim.neighbors.knn import knn_width_from_bounds

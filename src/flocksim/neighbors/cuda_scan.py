@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from flocksim.engines.cuda_runtime import kernel
+from flocksim.kernels.cuda_runtime import kernel
 
 CHUNK = 256
 """Items one thread sums (scan) or bounds (box) before the next level takes over."""

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
+from flocksim.kernels.cells import axis_cell
 from flocksim.kernels.compile import device
 from flocksim.kernels.vector import load
 from flocksim.space import PERIODIC, Space, wrap_coordinate
@@ -102,16 +103,6 @@ def geometry_from_bounds(
     c = list(widths) + [1.0] * (3 - dim)
     k = [int(v) for v in counts] + [1] * (3 - dim)
     return GridGeometry(o[0], o[1], o[2], c[0], c[1], c[2], k[0], k[1], k[2], space.kind == PERIODIC)
-
-
-@device
-def axis_cell(x, origin, width, count):
-    c = int(math.floor((x - origin) / width))  # noqa: RUF046 (numba-cuda's floor returns a float)
-    if c < 0:
-        return 0
-    if c >= count:
-        return count - 1
-    return c
 
 
 @device

@@ -15,7 +15,8 @@ import numpy as np
 
 from flocksim.budgets import PairBudget
 from flocksim.kernels.compile import serial_kernel
-from flocksim.neighbors.coherent import CoherentGrid, _count_metric, _scan_metric, block_runs_at, block_runs_scratch
+from flocksim.neighbors.coherent_build import CoherentGrid, block_runs_at, block_runs_scratch
+from flocksim.neighbors.coherent_metric import _count_metric, _scan_metric
 from flocksim.neighbors.csr import UNLIMITED, NeighborList, starts_from_counts
 from flocksim.space import Space
 

@@ -10,19 +10,9 @@ import numpy as np
 
 from flocksim.budgets import PairBudget
 from flocksim.neighbors.brute import compact_rows, knn_buffers, metric_neighbors_brute
-from flocksim.neighbors.coherent import (
-    BLOCK_CANDIDATES,
-    FILL_HITS,
-    CoherentGrid,
-    block_runs_scratch,
-    build_coherent_grid,
-    build_knn_grid,
-    fill_stripes,
-    knn_cell_scratch,
-    knn_rows_by_cell,
-    metric_count,
-    metric_fill_ascending,
-)
+from flocksim.neighbors.coherent_build import CoherentGrid, block_runs_scratch, build_coherent_grid, build_knn_grid
+from flocksim.neighbors.coherent_knn import BLOCK_CANDIDATES, knn_cell_scratch, knn_rows_by_cell
+from flocksim.neighbors.coherent_metric import FILL_HITS, fill_stripes, metric_count, metric_fill_ascending
 from flocksim.neighbors.csr import UNLIMITED, NeighborList, starts_from_counts
 from flocksim.neighbors.masked import metric_rows_masked
 from flocksim.space import Space

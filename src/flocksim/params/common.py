@@ -46,29 +46,45 @@ class World(Strict):
 class InitialConditions(Strict):
     """How agents start.
 
-    Positions are uniform in the region (``fill`` of it, centred). Velocities:
-    ``random`` draws uniform headings; ``aligned`` draws headings around
-    ``direction`` with a Gaussian angular spread. Speeds are uniform in
-    [speed_min, speed_max] x agents.max_speed, so identical starts never look
-    mechanical.
+    ``random`` and ``aligned``: positions uniform in the region (``fill`` of it,
+    centred); ``random`` draws uniform headings, ``aligned`` draws headings
+    around ``direction`` with a Gaussian angular spread. ``flock``: a flock
+    already formed (flocksim.initial.flock_positions): birds ``spacing`` apart
+    in a thin, gently bent ellipsoidal sheet with the starlings' proportions
+    thickness : width : length = 1 : 2.8 : 5.6 (Ballerini et al. 2008b), its
+    length along ``direction``, its thickness vertical (3D; an ellipse of width
+    : length 1 : 2 in 2D), its size set by agents.n and ``spacing`` (``fill``
+    unused), centred on the region's centre, headings as for ``aligned``.
+    Speeds are uniform in [speed_min, speed_max] x agents.max_speed, so
+    identical starts never look mechanical.
     """
 
-    kind: Literal["random", "aligned"] = choice("random", "Heading distribution: random | aligned.")
+    kind: Literal["random", "aligned", "flock"] = choice(
+        "random", "Start: random | aligned (positions uniform in the region) | flock (a formed flock's sheet)."
+    )
     direction: Vector = Field(
         [1.0, 0.0, 0.0],
-        description="Mean heading for 'aligned' (normalised; extra components ignored in 2D) [dimensionless]; "
-        "allowed: any non-zero vector of 2 or 3 components.",
+        description="Mean heading for 'aligned' and 'flock' (normalised; extra components ignored in 2D) "
+        "[dimensionless]; allowed: any non-zero vector of 2 or 3 components.",
         min_length=2,
         max_length=3,
         json_schema_extra={"unit": "dimensionless"},
     )
     spread_deg: float = quantity(
-        20.0, "deg", "Angular spread (standard deviation) around direction for 'aligned'", ge=0.0, le=180.0
+        20.0, "deg", "Angular spread (standard deviation) around direction for 'aligned' and 'flock'", ge=0.0, le=180.0
     )
     speed_min: float = quantity(0.5, "fraction of max_speed", "Smallest initial speed", ge=0.0, le=1.0)
     speed_max: float = quantity(1.0, "fraction of max_speed", "Largest initial speed", ge=0.0, le=1.0)
     fill: float = quantity(
         1.0, "fraction", "Fraction of each axis of the region that the start occupies (centred)", gt=0.0, le=1.0
+    )
+    spacing: float = quantity(
+        1.0,
+        "units",
+        "For 'flock': median nearest-neighbour distance of the start (no two birds closer than about half of it); "
+        "the flock's size follows from it and agents.n",
+        ge=1e-6,
+        le=1e6,
     )
 
     @model_validator(mode="after")

@@ -171,7 +171,7 @@ def run_sweep(
     if engine not in ENGINES:
         raise SweepError(f"--engine: unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
     if engine == "cuda":
-        from flocksim.engines.cuda_runtime import cuda_problem
+        from flocksim.kernels.cuda_runtime import cuda_problem
 
         problem = cuda_problem()
         if problem is not None:

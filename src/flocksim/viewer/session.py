@@ -5,6 +5,12 @@ and overrides and talks to its client through one ``send`` coroutine (text = JSO
 frame); the transport (the WebSocket of :mod:`flocksim.viewer.server`, or a test) only feeds
 it the client's messages with :meth:`ViewerSession.receive`.
 
+This module holds the session's lifecycle, stepping and frame loop. The handling of the client's
+messages is :class:`~flocksim.viewer.session_controls.SessionControls` (the session's base class);
+what a change of parameters keeps of the flock, :mod:`flocksim.viewer.carry`; the caps on what a
+connection may ask for, :mod:`flocksim.viewer.limits`; the step rate and the engine locks,
+:mod:`flocksim.viewer.pacing`. Their public names are importable from here too.
+
 Threads: every operation on the simulation (step, control parsing and validation, copying a
 frame's arrays out of it, neighbour count) runs on the session's one worker thread, in submission
 order, so none ever sees a half-stepped state and no lock is needed; the event loop only
@@ -45,9 +51,7 @@ import contextlib
 import json
 import logging
 import math
-import threading
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -56,191 +60,41 @@ from typing import Any, TypeVar
 import numpy as np
 
 from flocksim.budgets import BudgetError
-from flocksim.config import AnyParams, ConfigError, apply_overrides, to_dict
-from flocksim.scenarios import load_preset
+from flocksim.config import AnyParams, to_dict
 from flocksim.simulation import Simulation
-from flocksim.state import FlockState
-from flocksim.viewer.controls import (
-    MAX_CONTROL_BYTES,
-    ControlError,
-    ModeControl,
-    NextControl,
-    PauseControl,
-    PointerControl,
-    PresetControl,
-    ResetControl,
-    ResumeControl,
-    SetControl,
-    SteerControl,
-    TurnControl,
-    ViewControl,
-    WaveControl,
-    builds_parameters,
-    error_reply,
-    parse_control,
-)
-from flocksim.viewer.game import GameFeed, steer_game
+from flocksim.viewer.carry import carry_components, carry_over, same_flock  # noqa: F401  (carry_components: re-exported)
+from flocksim.viewer.controls import MAX_CONTROL_BYTES, ControlError, error_reply
+from flocksim.viewer.game import GameFeed
 from flocksim.viewer.images import ImageLibrary
-from flocksim.viewer.modes import Parked, ParkedModes, is_modified, mode_params
+from flocksim.viewer.limits import (
+    DEFAULT_MAX_AGENTS,
+    DEFAULT_MAX_PAIRS,
+    MAX_BRUTE_AGENTS,  # noqa: F401  (re-exported)
+    check_agent_cap,
+    params_from_query,
+)
+from flocksim.viewer.modes import ParkedModes, is_modified
+from flocksim.viewer.pacing import BUILD_LOCK, RATE_WINDOW, StepRate, engine_guard  # noqa: F401  (RATE_WINDOW: re-exported)
 from flocksim.viewer.protocol import FrameParts, capture_frame, pack_frame, status_values
-from flocksim.viewer.scenes import check_mode
-from flocksim.viewer.waves import schedule_from_now, schedule_wave
+from flocksim.viewer.session_controls import (  # noqa: F401  (MAX_PENDING_NEXT: re-exported)
+    MAX_PENDING_NEXT,
+    MAX_QUEUED_MESSAGES,
+    SELECTED_ID,
+    SessionControls,
+)
 
 log = logging.getLogger("flocksim.viewer")
 T = TypeVar("T")
 Send = Callable[[str | bytes], Awaitable[None]]
 
+_engine_guard = engine_guard  # its name before flocksim.viewer.pacing held it
+
 DEFAULT_SPS = 60.0
 """Default step rate [steps/s]: one step per display frame."""
-DEFAULT_MAX_AGENTS = 200_000
-"""Default cap on ``agents.n`` per connection."""
-SELECTED_ID = 0
-"""Stable id of the highlighted agent (flag bit 0) and of the bird ``turn`` turns around."""
 NEIGHBOR_COUNT_INTERVAL = 0.5
 """Shortest time between two neighbour searches for status value 1 (mean neighbours) [s]."""
 NEIGHBOR_COUNT_SHARE = 0.1
 """Neighbour searches for the status take at most this share of the worker's time."""
-RATE_WINDOW = 1.0
-"""Window of the measured step rate [s]."""
-MAX_PENDING_NEXT = 8
-"""``next`` requests beyond this many unanswered ones are dropped (one frame answers each)."""
-MAX_QUEUED_MESSAGES = 32
-"""Client messages waiting to be handled; more arriving meanwhile are dropped (and counted)."""
-DEFAULT_MAX_PAIRS = 10_000_000
-"""Default budget of neighbour pairs per search in a viewer's simulation (80 MB of metric list)."""
-MAX_BRUTE_AGENTS = 20_000
-"""Most agents a viewer's simulation may search by brute force (``neighbors.method = "brute"``:
-N^2 distance checks a step)."""
-
-_ENGINE_LOCK = threading.Lock()
-_BUILD_LOCK = threading.Lock()
-"""Held while a session builds a simulation: one build at a time in the process."""
-
-
-def _engine_guard() -> Any:
-    """The process-wide lock under numba's workqueue layer (or before any parallel kernel ran,
-    when the layer is not known yet); a no-op under the thread-safe omp and tbb layers."""
-    from flocksim._threading import layer_in_use
-
-    return _ENGINE_LOCK if layer_in_use() in ("workqueue", "none") else contextlib.nullcontext()
-
-
-def check_agent_cap(params: AnyParams, max_agents: int) -> None:
-    """ControlError naming ``agents.n`` and the allowed range when ``params`` ask for more
-    than ``max_agents`` agents, or for a brute-force neighbour search over more than
-    :data:`MAX_BRUTE_AGENTS`."""
-    n = int(params.agents.n)
-    if n > max_agents:
-        raise ControlError(
-            f"agents.n: {n} is more than this server allows (flocksim serve --max-agents {max_agents}); "
-            f"allowed: 0 to {max_agents}; got {n}"
-        )
-    if params.neighbors.method == "brute" and n > MAX_BRUTE_AGENTS:
-        raise ControlError(
-            f"neighbors.method: brute force over {n} agents ({n}^2 distance checks a step) is more than this server "
-            f"allows; allowed: auto | grid, or brute with at most {MAX_BRUTE_AGENTS} agents"
-        )
-
-
-def params_from_query(preset: str, overrides: list[str], max_agents: int) -> AnyParams:
-    """Parameters of ``preset`` with dotted ``overrides`` (as ``flocksim run --set``), within the
-    agent cap; ControlError with one line naming the problem otherwise."""
-    try:
-        params = apply_overrides(load_preset(preset), overrides)
-    except ConfigError as exc:
-        raise ControlError(str(exc)) from None
-    except (ValueError, TypeError, RecursionError) as exc:
-        raise ControlError(f"set: invalid override ({type(exc).__name__}: {exc})") from None
-    check_agent_cap(params, max_agents)
-    return params
-
-
-def same_flock(old: AnyParams, new: AnyParams) -> bool:
-    """A change from ``old`` to ``new`` keeps the flock (positions, velocities, ids) when the
-    model, the world (dimension, region, dt) and the agent count are unchanged."""
-    return (
-        old.model == new.model
-        and to_dict(old)["world"] == to_dict(new)["world"]
-        and int(old.agents.n) == int(new.agents.n)
-    )
-
-
-def carry_over(old: Simulation, new: Simulation) -> None:
-    """Move ``old``'s flock into ``new`` (built from new parameters with the same model, world and
-    agent count): positions, velocities, alive flags, ids, spins and the step count are kept;
-    mass, radius and kind come from ``new``'s parameters. Components both have (predator,
-    turning, targets, pointer) keep their state where it fits the new parameters; the random
-    generator continues unless the seed changed."""
-    o, n = old.state, new.state
-    if o.n != n.n:
-        raise ValueError(f"carry_over: {o.n} rows cannot fill a flock of {n.n}")
-    new.state = FlockState(
-        position=o.position.copy(),
-        velocity=o.velocity.copy(),
-        alive=o.alive.copy(),
-        mass=n.mass,
-        radius=n.radius,
-        kind=n.kind,
-        ids=o.ids.copy(),
-        next_id=o.next_id,
-        spin=o.spin.copy(),
-        turning=o.turning.copy(),
-    )
-    new.steps = old.steps
-    new.invalidate_queries()
-    if old.seed == new.seed:
-        new.rng.bit_generator.state = old.rng.bit_generator.state
-    carry_components(old, new)
-    schedule_from_now(old, new)
-
-
-def carry_components(old: Simulation, new: Simulation) -> None:
-    """Load the state of each of ``old``'s components into ``new``'s component of the same name
-    where it fits (shapes, dimension); the others start fresh. The pointer follows if the
-    dimension allows."""
-    ours = {c.name: c for c in new.components}
-    for component in old.components:
-        if component.name == "pointer":
-            with contextlib.suppress(ValueError):
-                new.set_pointer(component.point, component.mode)
-            continue
-        target = ours.get(component.name)
-        if target is None:
-            continue
-        fresh = target.state_dict()
-        try:
-            target.load_state_dict(component.state_dict())
-        except (ValueError, KeyError, TypeError, IndexError):
-            target.load_state_dict(fresh)
-
-
-class StepRate:
-    """Steps per second over the last :data:`RATE_WINDOW` seconds (at least the last two steps).
-    Thread-safe: the worker ticks, the event loop clears."""
-
-    def __init__(self) -> None:
-        self._times: deque[float] = deque()
-        self._lock = threading.Lock()
-
-    def clear(self) -> None:
-        with self._lock:
-            self._times.clear()
-
-    def tick(self, now: float | None = None) -> None:
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            self._times.append(now)
-            while len(self._times) > 2 and now - self._times[0] > RATE_WINDOW:
-                self._times.popleft()
-
-    @property
-    def rate(self) -> float:
-        """[steps/s]; 0 before two steps."""
-        with self._lock:
-            if len(self._times) < 2:
-                return 0.0
-            span = self._times[-1] - self._times[0]
-            return (len(self._times) - 1) / span if span > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -254,7 +108,7 @@ class Captured:
     chunks: frozenset[int]  # the rock chunks those messages send (sent again if the frame is dropped)
 
 
-class ViewerSession:
+class ViewerSession(SessionControls):
     """One connection's simulation. ``send``: coroutine that sends a text (JSON) or binary
     (frame) message to the client. ``sps``: most steps per second (0 = unlimited);
     ``max_agents``: cap on ``agents.n``; ``threads``: numba threads per step (None: numba's
@@ -403,119 +257,6 @@ class ViewerSession:
     async def send_error(self, message: str) -> None:
         await self._send(error_reply(message))
 
-    def submit(self, data: str | bytes | bytearray | memoryview) -> None:
-        """Queue one client message for :meth:`receive`, without waiting: when
-        :data:`MAX_QUEUED_MESSAGES` already wait, it is dropped and counted (one ``error`` tells
-        the client how many were, before the next message is handled)."""
-        if self.closed:
-            return
-        try:
-            self._inbox.put_nowait(data)
-        except asyncio.QueueFull:
-            self._dropped += 1
-
-    async def _inbox_loop(self) -> None:
-        """Handle the submitted messages one at a time, in arrival order."""
-        while not self.closed:
-            data = await self._inbox.get()
-            dropped, self._dropped = self._dropped, 0
-            try:
-                if dropped:
-                    await self.send_error(
-                        f"server: busy; {dropped} message(s) arriving while {MAX_QUEUED_MESSAGES} others waited "
-                        "were dropped; send the next one after the replies to the last ones"
-                    )
-                await self.receive(data)
-            except ConnectionError:  # the client is gone: the transport ends the session
-                return
-
-    async def receive(self, data: str | bytes | bytearray | memoryview) -> None:
-        """Handle one client message now (JSON text; UTF-8 bytes are read as text): parsed and
-        validated on the worker thread, then applied. Anything invalid gets an ``error`` reply;
-        the simulation goes on and the session stays usable."""
-        if self.closed:
-            return
-        try:
-            if builds_parameters(data, self.max_control_bytes):
-                control, params = await self._work(self._parse, data)
-            else:  # cheap: parsed now, not behind the next step on the worker (one frame per step)
-                control, params = self._parse(data)
-            await self._apply(control, params)
-        except ControlError as exc:
-            await self.send_error(str(exc))
-        except (ValueError, TypeError) as exc:  # a value the simulation rejects (e.g. turn: bird 0 caught)
-            await self.send_error(self.images.scrub(" ".join(str(exc).split())) or type(exc).__name__)
-        except (asyncio.CancelledError, ConnectionError):
-            raise
-        except Exception as exc:  # a bug must not end the connection; say so and log it
-            log.exception("viewer: control message failed")
-            await self.send_error(f"internal error: {type(exc).__name__}: {exc}")
-
-    def _parse(self, data: str | bytes | bytearray | memoryview) -> tuple[Any, AnyParams | None]:
-        """(control, the parameters to build for a ``set`` or ``preset``: image names resolved),
-        on the worker thread; ControlError for anything the server does not accept."""
-        control = parse_control(data, self._client_params, self.max_control_bytes)
-        if not isinstance(control, SetControl | PresetControl):
-            return control, None
-        check_agent_cap(control.params, self.max_agents)
-        return control, self.images.resolve(control.params)
-
-    @property
-    def _client_params(self) -> AnyParams:
-        return self.params if self.params is not None else self._sim.params
-
-    async def _apply(self, control: Any, params: AnyParams | None = None) -> None:
-        if isinstance(control, NextControl):
-            self._pending_next = min(self._pending_next + 1, MAX_PENDING_NEXT)
-            self._want_frame.set()
-        elif isinstance(control, PauseControl | ResumeControl):
-            self.paused = isinstance(control, PauseControl)
-            self._rate.clear()
-            if self.paused:
-                self._resumed.clear()
-            else:
-                self._resumed.set()
-            self._notify()
-            await self._send(self.state_message())
-        elif isinstance(control, SetControl | PresetControl):
-            keep = isinstance(control, SetControl)
-            if keep:  # the parked mode stays unless both would exceed the agent cap
-                self.modes.fit_cap(int(control.params.agents.n), self.max_agents)
-            else:  # another scene: its own modes
-                self.modes.clear()
-            async with self._io:
-                reset = await self._work(self._change, params, keep)
-                self.params = control.params
-                self.modes.drop(control.params.world.dim)  # a set of world.dim: one simulation per mode
-                self.preset = control.name if isinstance(control, PresetControl) else None
-                if not keep:
-                    self.origin = self.preset
-                await self._send_now(self.params_message(reset))
-            self._notify()
-        elif isinstance(control, ModeControl):
-            async with self._io:
-                reset = await self._work(self._switch_mode, control.dim)
-                await self._send_now(self.params_message(reset))
-            self._notify()
-        elif isinstance(control, WaveControl):
-            await self._work(self._sim_call_with, schedule_wave, control.delay)
-        elif isinstance(control, ResetControl):
-            async with self._io:
-                await self._work(self._change, self._sim.params, False)
-                await self._send_now(self.params_message(True))
-            self._notify()
-        elif isinstance(control, TurnControl):
-            await self._work(self._turn, control.angle_deg)
-            self._notify()
-        elif isinstance(control, PointerControl):
-            await self._work(self._sim_call, "set_pointer", control.point, control.mode)
-        elif isinstance(control, ViewControl):
-            await self._work(self._set_view, control)
-        elif isinstance(control, SteerControl):
-            await self._work(self._sim_call_with, steer_game, control.y, control.z)
-        else:  # parse_control returns only the types above
-            raise ControlError(f"type: {getattr(control, 'type', '?')} is not handled")
-
     # ------------------------------------------------------------------ worker-thread jobs
 
     @property
@@ -528,7 +269,7 @@ class ViewerSession:
         """A simulation of ``params``, built while no other session builds one: building (a flow
         field's graph, a large flock) peaks above what the simulation then keeps, and that peak
         is not multiplied by the connections."""
-        with _BUILD_LOCK, _engine_guard():
+        with BUILD_LOCK, engine_guard():
             return Simulation(params, engine=self.engine, threads=self.threads, max_pairs=self.max_pairs)
 
     def _build(self, params: AnyParams) -> None:
@@ -539,81 +280,9 @@ class ViewerSession:
         self._version += 1
         self._rate.clear()
 
-    def _change(self, params: AnyParams, keep: bool) -> bool:
-        """Switch to ``params``; keep the flock if ``keep`` and :func:`same_flock` allows, else
-        refill. Returns True when the flock was refilled. Nothing changes when the new simulation
-        is over a budget (a BudgetError): the kept flock's neighbour pairs are counted first."""
-        old = self._sim
-        new = self._new_simulation(params)
-        refill = not (keep and same_flock(old.params, params) and old.state.n == new.state.n)
-        if refill:
-            _carry_pointer(old, new)
-        else:
-            carry_over(old, new)
-            with _engine_guard():
-                new.check_neighbor_budget()
-        if refill:
-            self.generation += 1
-        if not self.closed:
-            self.sim = new
-        self._version += 1
-        self._neighbors = None
-        self._rate.clear()
-        return refill
-
-    def _set_view(self, control: ViewControl) -> None:
-        """The camera moved: the level of detail's focus follows it (``params.detail``). Without a
-        level of detail there is nothing to move: a ``set`` or a ``preset`` may have just turned
-        it off, or switched to a model without one."""
-        sim = self._sim
-        detail = getattr(sim.params, "detail", None)  # a parameter of the reynolds model only
-        if detail is not None and detail.enabled:
-            sim.set_view(control.position, control.direction, control.fov_deg)
-
-    def _turn(self, angle_deg: float) -> None:
-        sim = self._sim
-        rows = np.flatnonzero(sim.state.ids == SELECTED_ID)
-        if len(rows) == 0 or not sim.state.alive[rows[0]]:
-            raise ControlError(f"turn: the selected bird (id {SELECTED_ID}) is not alive; reset brings it back")
-        sim.perturb_turn(center_id=SELECTED_ID, angle_deg=angle_deg)
-
-    def _sim_call(self, name: str, *args: Any) -> Any:
-        return getattr(self._sim, name)(*args)
-
-    def _sim_call_with(self, fn: Callable[..., T], *args: Any) -> T:
-        return fn(self._sim, *args)
-
-    def _switch_mode(self, dim: int) -> bool:
-        """Show the ``dim`` mode: park the current simulation and resume that mode's parked one, or
-        build it (flocksim.viewer.modes). Returns True when the flock shown is new."""
-        sim = self._sim
-        here = int(sim.params.world.dim)
-        if dim == here:
-            return False
-        check_mode(self.origin, dim)
-        target = self.modes.take(dim)
-        fresh = target is None
-        if target is None:
-            params, preset = mode_params(self._client_params, self.origin, dim)
-            check_agent_cap(params, self.max_agents)
-            built = self._new_simulation(self.images.resolve(params))
-            target = Parked(built, preset, preset or self.origin, params)
-        with contextlib.suppress(ValueError):
-            sim.set_pointer(None, "off")  # a parked flock is not steered by a released pointer
-        self.modes.park(here, Parked(sim, self.preset, self.origin, self._client_params))
-        self.modes.fit_cap(target.sim.state.n, self.max_agents)
-        if not self.closed:
-            self.sim = target.sim
-        self.preset, self.origin, self.params = target.preset, target.origin, target.params
-        self.generation += 1
-        self._version += 1
-        self._neighbors = None
-        self._rate.clear()
-        return fresh
-
     def _step(self) -> None:
         sim = self._sim
-        with _engine_guard():
+        with engine_guard():
             sim.step()
         self._rate.tick()
         state = sim.state
@@ -642,7 +311,7 @@ class ViewerSession:
         if cached is not None and cached[0] == self.generation and now - cached[1] < wait:
             return cached[2]
         try:
-            with _engine_guard():
+            with engine_guard():
                 counts = sim.neighbors().counts[sim.state.alive]
         except BudgetError:  # the flock tightened past max_pairs: the step says so; frames go on
             counts = np.zeros(0)
@@ -657,7 +326,7 @@ class ViewerSession:
         sim = self._sim
         rate = 0.0 if self.paused else self._rate.rate
         status = status_values(sim, rate, mean_neighbors=self._mean_neighbors(sim), polar=math.nan)
-        with _engine_guard():
+        with engine_guard():
             parts = capture_frame(sim, self.frame_index, selected=SELECTED_ID, status=status, polarize=True)
         messages = self._game.messages(sim, self.generation)
         return Captured(parts, (self.generation, sim.steps), self._version, messages, self._game.last_chunks)
@@ -764,14 +433,6 @@ class ViewerSession:
         """Send while holding ``self._io``."""
         if not self.closed:
             await self._send_raw(message)
-
-
-def _carry_pointer(old: Simulation, new: Simulation) -> None:
-    """On a refill only the pointer carries over (the client keeps holding the button)."""
-    for component in old.components:
-        if component.name == "pointer":
-            with contextlib.suppress(ValueError):
-                new.set_pointer(component.point, component.mode)
 
 
 __all__ = [

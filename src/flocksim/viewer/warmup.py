@@ -28,8 +28,8 @@ from flocksim.config import AnyParams
 from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
 from flocksim.viewer.compiling import tracker
+from flocksim.viewer.pacing import engine_guard
 from flocksim.viewer.protocol import encode_frame, status_values
-from flocksim.viewer.session import _engine_guard
 
 log = logging.getLogger("flocksim.viewer")
 DEFAULT_SCENE = "starlings-3d"
@@ -42,7 +42,7 @@ def warm_up(params: AnyParams, engine: str = "cpu", threads: int | None = None) 
     numba's cache) every kernel on the way. Returns the seconds it took."""
     started = time.perf_counter()
     sim = Simulation(params, engine=engine, threads=threads)
-    with _engine_guard():
+    with engine_guard():
         sim.step(2)
         if sim.model.neighbor_query().mode == "metric":  # the session counts metric neighbours
             sim.neighbors()

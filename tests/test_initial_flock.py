@@ -1,0 +1,148 @@
+"""The ``flock`` start (agents.init.kind = "flock"): a formed flock's thin, gently bent sheet with
+the starlings' proportions thickness : width : length = 1 : 2.8 : 5.6 (Ballerini et al. 2008b), birds
+``spacing`` apart. Every check is one a reader can redo by hand on the positions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial import cKDTree
+
+from flocksim import Simulation
+from flocksim.config import ConfigError, apply_overrides, validate
+from flocksim.initial import flock_positions, initial_state
+from flocksim.metrics.hallmarks import flock_proportions
+from flocksim.metrics.order import polarization
+from flocksim.params import InitialConditions, World
+from flocksim.scenarios import load_preset
+
+SPACING = 1.0
+
+
+def nearest(position: np.ndarray) -> np.ndarray:
+    return cKDTree(position).query(position, 2)[0][:, 1]
+
+
+def sheet(n: int = 2000, dim: int = 3, seed: int = 0, direction=(1.0, 0.0, 0.0)) -> np.ndarray:
+    return flock_positions(n, dim, SPACING, list(direction), np.random.default_rng(seed))
+
+
+def test_count_centre_and_determinism():
+    a, b, c = sheet(seed=3), sheet(seed=3), sheet(seed=4)
+    assert a.shape == (2000, 3)
+    assert np.array_equal(a, b)  # the same seed, the same birds, bit for bit
+    assert not np.allclose(a, c)
+    assert np.allclose(a.mean(axis=0), 0.0, atol=1e-9)
+    assert flock_positions(0, 3, SPACING, [1.0, 0.0, 0.0], np.random.default_rng(0)).shape == (0, 3)
+    assert flock_positions(1, 3, SPACING, [1.0, 0.0, 0.0], np.random.default_rng(0)).shape == (1, 3)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_proportions_are_the_fields(seed):
+    """Principal axes within 4 % of 1 : 2.8 : 5.6, thickness vertical, length along the heading."""
+    p = sheet(seed=seed)
+    v = np.tile([1.0, 0.0, 0.0], (len(p), 1))
+    shape = flock_proportions(p, v)
+    assert shape["thickness_to_length"] == pytest.approx(1 / 5.6, rel=0.04)
+    assert shape["width_to_length"] == pytest.approx(2.8 / 5.6, rel=0.04)
+    assert shape["thickness_gravity_cos"] > 0.99
+    assert shape["heading_length_cos"] > 0.99
+    # the size follows from n and the spacing: 2000 lattice cells of (1 / 0.774)^3 = 2.16 m^3 fill
+    # 4310 m^3 = pi/6 x 1 x 2.8 x 5.6 T^3, so T = 8.1 m and the length 5.6 T = 45 m
+    assert 41.0 < shape["length"] < 50.0
+
+
+def test_spacing_median_and_minimum():
+    """Median nearest neighbour within 5 % of the spacing; no two birds closer than half of it."""
+    for n, spacing in ((2000, 1.0), (5000, 0.7)):
+        p = flock_positions(n, 3, spacing, [1.0, 0.0, 0.0], np.random.default_rng(2))
+        d = nearest(p)
+        assert np.median(d) == pytest.approx(spacing, rel=0.05)
+        assert d.min() >= 0.5 * spacing
+
+
+def test_the_sheet_is_bent_not_flat():
+    """The mid-surface is not a plane: fitted as a quadric height y(u, w) (u along the length, w across
+    it), its ends rise about half a thickness (FLOCK_BEND) above its middle (a flat layer's would not
+    rise: FLOCK_BEND = 0 fails here), and across the width the sheet is straight."""
+    p = sheet()
+    u, y, w = p.T
+    design = np.stack([np.ones_like(u), u, w, u**2, w**2, u * w], axis=1)
+    coef = np.linalg.lstsq(design, y, rcond=None)[0]
+    along = coef[3] * (np.ptp(u) / 2) ** 2  # the fitted surface's rise at the ends of the length
+    across = coef[4] * (np.ptp(w) / 2) ** 2
+    thickness = flock_proportions(p, np.tile([1.0, 0.0, 0.0], (len(p), 1)))["thickness"]
+    assert 0.3 * thickness < along < 0.7 * thickness
+    assert abs(across) < 0.05 * thickness
+
+
+def test_length_follows_the_direction():
+    p = sheet(direction=(0.0, 0.0, -2.0))
+    v = np.tile([0.0, 0.0, -1.0], (len(p), 1))
+    shape = flock_proportions(p, v)
+    assert shape["heading_length_cos"] > 0.99
+    assert shape["thickness_gravity_cos"] > 0.99
+
+
+def test_2d_is_an_ellipse_of_the_same_proportions():
+    p = flock_positions(2000, 2, SPACING, [0.0, 1.0], np.random.default_rng(0))
+    axes = np.sqrt(np.linalg.eigvalsh(np.cov(p.T)))
+    assert axes[0] / axes[1] == pytest.approx(0.5, rel=0.04)
+    assert abs(np.linalg.eigh(np.cov(p.T))[1][1, 1]) > 0.99  # the long axis along the direction (y)
+    d = nearest(p)
+    assert np.median(d) == pytest.approx(SPACING, rel=0.05)
+    assert d.min() >= 0.5 * SPACING
+
+
+def test_headings_spread_like_aligned():
+    """Headings around the direction with spread_deg as 'aligned' draws them: the mean tilt of a
+    half-normal of sigma 10 degrees is 10 sqrt(2 / pi) = 8.0 degrees."""
+    world = World(dim=3, bounds={"kind": "open", "size": [30.0, 4.0, 30.0]})
+    init = InitialConditions(kind="flock", direction=[1.0, 0.0, 0.0], spread_deg=10.0, spacing=1.0)
+    state = initial_state(world, 4000, init, 18.0, np.random.default_rng(0))
+    h = state.velocity / np.linalg.norm(state.velocity, axis=1, keepdims=True)
+    tilt = np.degrees(np.arccos(np.clip(h[:, 0], -1.0, 1.0)))
+    assert tilt.mean() == pytest.approx(10.0 * math.sqrt(2 / math.pi), rel=0.05)
+    assert polarization(state.velocity) > 0.98
+
+
+def test_centred_on_the_region_and_wrapped_when_periodic():
+    world = World(dim=3, bounds={"kind": "box", "size": [200.0, 100.0, 200.0]})
+    init = InitialConditions(kind="flock", spacing=1.0)
+    state = initial_state(world, 1000, init, 5.0, np.random.default_rng(0))
+    assert np.allclose(state.position.mean(axis=0), [100.0, 50.0, 100.0])
+    periodic = World(dim=2, bounds={"kind": "periodic", "size": [10.0, 10.0]})
+    state = initial_state(periodic, 1000, init, 5.0, np.random.default_rng(0))  # a flock wider than the world
+    assert state.position.min() >= 0.0 and state.position.max() < 10.0
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "phrase"),
+    [
+        ("agents.init.spacing", 0.0, "spacing"),
+        ("agents.init.spacing", -1.0, "spacing"),
+        ("agents.init.spacing", 1e7, "spacing"),
+        ("agents.init.spacing", math.inf, "spacing"),
+        ("agents.init.kind", "murmuration", "kind"),
+    ],
+)
+def test_bad_values_refused_by_name(key, value, phrase):
+    data = {"model": "reynolds", "world": {"dim": 3}, "agents": {"init": {key.rsplit(".", 1)[1]: value}}}
+    with pytest.raises(ConfigError, match=phrase):
+        validate(data)
+
+
+def test_the_large_preset_starts_as_a_flock():
+    """starlings-3d-large starts as the sheet (cut to 2000 birds here): the field's proportions and
+    spacing, its roost larger than the flock."""
+    params = apply_overrides(load_preset("starlings-3d-large"), ["agents.n=2000"])
+    assert params.agents.init.kind == "flock"
+    sim = Simulation(params)
+    p, v = sim.state.position, sim.state.velocity
+    shape = flock_proportions(p, v)
+    assert shape["thickness_to_length"] == pytest.approx(1 / 5.6, rel=0.05)
+    assert np.median(nearest(p)) == pytest.approx(params.agents.init.spacing, rel=0.05)
+    full = flock_positions(100_000, 3, params.agents.init.spacing, [1.0, 0.0, 0.0], np.random.default_rng(0))
+    assert params.rules.roost.radius > np.ptp(full[:, 0]) / 2
