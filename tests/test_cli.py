@@ -103,10 +103,15 @@ def test_run_metrics_includes_final_step_when_not_a_multiple(runner, tmp_path):
         assert [int(r["step"]) for r in csv.DictReader(handle)] == [0, 5, 10, 12]
 
 
-def test_run_metrics_overwrites_existing_file(runner, tmp_path):
+def test_run_metrics_overwrites_an_existing_file_only_with_force(runner, tmp_path):
     out = tmp_path / "m.csv"
     out.write_text("old\n")
-    result = invoke(runner, "run", "crowd", "--steps", "4", "--metrics", out, "--every", "2", "-q")
+    refused = invoke(runner, "run", "crowd", "--steps", "4", "--metrics", out, "--every", "2", "-q")
+    assert refused.exit_code == 2 and out.read_text() == "old\n"
+    assert refused.stderr.strip() == (
+        f"error: --metrics: {out} already exists; allowed: --force to replace it, or another path"
+    )
+    result = invoke(runner, "run", "crowd", "--steps", "4", "--metrics", out, "--every", "2", "-q", "--force")
     assert result.exit_code == 0, result.output
     assert out.read_text().startswith("step,time,polarization")
     assert listing(tmp_path) == {"m.csv"}

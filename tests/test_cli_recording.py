@@ -161,7 +161,9 @@ def test_render_plot_info_from_the_command_line(tmp_path, runner, reference):
         assert im.format == "PNG" and im.size[0] > 400
     csv_path = tmp_path / "m.csv"
     assert invoke(runner, "run", *RUN[:-2], "--steps", "20", "--metrics", csv_path, "-q").exit_code == 0
-    result = invoke(runner, "plot", csv_path)
+    result = invoke(runner, "plot", csv_path)  # its default figure, m.png, is the one drawn above
+    assert result.exit_code == 2 and "--output: " in result.stderr and "already exists" in result.stderr
+    result = invoke(runner, "plot", csv_path, "--force")
     assert result.exit_code == 0 and (tmp_path / "m.png").exists()
     info = invoke(runner, "info", reference)
     assert info.exit_code == 0

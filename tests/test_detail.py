@@ -298,3 +298,36 @@ def test_errors_name_the_field():
         sim.set_view([1.0, 2.0], [1.0, 0.0], fov_deg=0.0)
     with pytest.raises(ValueError, match=r"set_view: no level of detail"):
         Simulation(params("boids-2d")).set_view([1.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    "direction",
+    [[1e308, 1e308, 1e308], [-1e308, 1e308, 0.0], [1e-320, 1e-320, 1e-320], [3e200, 4e200, 0.0], [2.0, -2.0, 1.0]],
+)
+def test_a_huge_or_tiny_view_direction_keeps_its_axis(direction):
+    """[1e308, 1e308, 1e308] has no finite length: it used to become the axis [0, 0, 0] (no agent inside the
+    cone but at the focus). From the parameters (--set) and from set_view (the viewer's view message)."""
+    expected = np.asarray(direction) / np.max(np.abs(direction))
+    expected /= np.linalg.norm(expected)
+    text = "[" + ", ".join(repr(c) for c in direction) + "]"
+    sim = Simulation(params("starlings-3d", "detail.enabled=true", f"detail.view_direction={text}"))
+    lod = next(c for c in sim.components if c.name == "detail")
+    assert np.allclose(lod.direction, expected, rtol=0, atol=1e-15)
+    assert np.linalg.norm(lod.direction) == pytest.approx(1.0, abs=1e-15)
+    sim.set_view([0.0, 0.0, 0.0], direction=[0.0, 1.0, 0.0])
+    sim.set_view([0.0, 0.0, 0.0], direction=direction, fov_deg=60.0)
+    assert np.allclose(lod.direction, expected, rtol=0, atol=1e-15)
+    sim.step(2)
+    assert np.isfinite(sim.state.position).all()
+
+
+def test_ordinary_vectors_normalise_to_the_same_bits_as_before():
+    """Only vectors whose length over- or underflows take the scaled path: runs stay bitwise as they were."""
+    from flocksim.space import unit_rows, unit_vector
+
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal((1000, 3)) * 10.0 ** rng.uniform(-100, 100, (1000, 1))
+    unit, ok = unit_rows(v)
+    assert ok.all() and unit.tobytes() == (v / np.sqrt(np.einsum("ij,ij->i", v, v))[:, None]).tobytes()
+    for row in v:
+        assert unit_vector(row).tobytes() == (row / np.linalg.norm(row)).tobytes()

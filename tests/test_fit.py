@@ -3,6 +3,7 @@ runs, the checks on tracks, and the maximum-entropy estimate of topological alig
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import tempfile
@@ -154,6 +155,74 @@ def test_cli_refuses_an_output_that_is_not_json(small_tracks, tmp_path):
         ["fit", str(small_tracks["ok"]), "--preset", "vicsek", "--prior", "vicsek.eta", "-o", str(tmp_path / "a.txt")],
     )
     assert result.exit_code == 2 and "--output: cannot write 'a.txt'; allowed: a file ending in .json" in result.output
+
+
+def _canned_fit(during=None):
+    """A stand-in for flocksim.inference.fit that returns a one-parameter result at once (``during``:
+    called while it 'runs', e.g. to write the output path meanwhile)."""
+    from flocksim.inference.priors import Prior
+    from flocksim.inference.result import FitResult
+    from flocksim.inference.smc import Posterior
+
+    def fake(*args, **kwargs):
+        if during is not None:
+            during()
+        posterior = Posterior(np.array([[1.0], [2.0]]), np.array([0.5, 0.5]), np.array([0.1, 0.2]), [1.0], 4, 1, [0.5])
+        summary = {"mean": 1.5, "median": 1.5, "ci95": [1.0, 2.0]}
+        return FitResult({"vicsek.eta": summary}, [Prior("vicsek.eta", 0.0, 4.0)], {}, {}, 4, 1, {}, posterior)
+
+    return fake
+
+
+def _fit_args(tracks, out, *extra):
+    return ["fit", str(tracks), "--preset", "vicsek", "--prior", "vicsek.eta=0:4", "-o", str(out), *extra]
+
+
+def test_cli_refuses_an_existing_result_before_any_simulation(small_tracks, tmp_path, monkeypatch):
+    import flocksim.inference
+
+    def never(*args, **kwargs):
+        raise AssertionError("the fit ran although its output exists")
+
+    monkeypatch.setattr(flocksim.inference, "fit", never)
+    earlier = tmp_path / "fit.json"
+    earlier.write_bytes(b'{"hours": "of work"}\n')
+    link = tmp_path / "link.json"
+    link.symlink_to(earlier)
+    for out in (earlier, link):
+        result = runner.invoke(app, _fit_args(small_tracks["ok"], out))
+        assert result.exit_code == 2, result.output
+        assert result.output.strip() == (
+            f"error: --output: {out} already exists{f' (a link to {earlier})' if out == link else ''}; "
+            "allowed: --force to replace it, or another path"
+        )
+    assert earlier.read_bytes() == b'{"hours": "of work"}\n' and link.is_symlink()
+    figure = tmp_path / "fit.png"
+    figure.write_bytes(b"old figure")
+    result = runner.invoke(app, _fit_args(small_tracks["ok"], tmp_path / "new.json", "--plot", str(figure)))
+    assert result.exit_code == 2 and f"error: --plot: {figure} already exists" in result.output
+    assert figure.read_bytes() == b"old figure" and not (tmp_path / "new.json").exists()
+
+
+def test_cli_force_replaces_an_existing_result(small_tracks, tmp_path, monkeypatch):
+    import flocksim.inference
+
+    monkeypatch.setattr(flocksim.inference, "fit", _canned_fit())
+    out = tmp_path / "fit.json"
+    out.write_text("earlier")
+    result = runner.invoke(app, _fit_args(small_tracks["ok"], out, "--force"))
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["parameters"]["vicsek.eta"]["median"] == 1.5
+
+
+def test_cli_keeps_a_result_written_to_its_path_while_it_ran(small_tracks, tmp_path, monkeypatch):
+    import flocksim.inference
+
+    out = tmp_path / "fit.json"
+    monkeypatch.setattr(flocksim.inference, "fit", _canned_fit(during=lambda: out.write_text("another fit")))
+    result = runner.invoke(app, _fit_args(small_tracks["ok"], out))
+    assert result.exit_code == 2 and f"error: --output: {out} already exists" in result.output
+    assert out.read_text() == "another fit"
 
 
 def test_api_refuses_bad_statistics(small_tracks):

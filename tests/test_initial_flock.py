@@ -146,3 +146,20 @@ def test_the_large_preset_starts_as_a_flock():
     assert np.median(nearest(p)) == pytest.approx(params.agents.init.spacing, rel=0.05)
     full = flock_positions(100_000, 3, params.agents.init.spacing, [1.0, 0.0, 0.0], np.random.default_rng(0))
     assert params.rules.roost.radius > np.ptp(full[:, 0]) / 2
+
+
+@pytest.mark.parametrize("kind", ["aligned", "flock"])
+@pytest.mark.parametrize("direction", [[1e308, 1e308, 0.0], [1e-320, 1e-320, 0.0]])
+def test_a_huge_or_tiny_direction_is_the_same_direction(kind, direction):
+    """agents.init.direction = [1e308, 1e308, 0]: its length overflows, and the headings used to come out
+    along +x (2D: atan2 of zeros) or NaN (3D); [1e-320, 1e-320, 0] had a length of 0 and gave NaN."""
+    world = World(dim=3, bounds={"kind": "open", "size": [30.0, 4.0, 30.0]})
+    init = InitialConditions(kind=kind, direction=direction, spread_deg=0.0, spacing=1.0)
+    same = InitialConditions(kind=kind, direction=[1.0, 1.0, 0.0], spread_deg=0.0, spacing=1.0)
+    for dim in (2, 3):
+        w = world if dim == 3 else World(dim=2, bounds={"kind": "open", "size": [30.0, 30.0]})
+        state = initial_state(w, 50, init, 18.0, np.random.default_rng(0))
+        reference = initial_state(w, 50, same, 18.0, np.random.default_rng(0))
+        assert np.isfinite(state.velocity).all()
+        np.testing.assert_allclose(state.velocity, reference.velocity, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(state.position, reference.position, rtol=0, atol=1e-12)

@@ -1,7 +1,8 @@
-"""Outputs never clobber (flocksim/atomic.py): every writer of the command line writes through a
-symbolic link to the file it points to (the link stays a link), straight into a FIFO or a device
-(never replacing it), to standard output for ``-`` where it offers that, and refuses a path it
-cannot write before any work starts."""
+"""Outputs never clobber (flocksim/atomic.py): every writer of the command line refuses an output
+file that exists (or a link to one) unless given ``--force``, leaving it byte-identical; with
+``--force`` it writes through a symbolic link to the file it points to (the link stays a link);
+it writes straight into a FIFO or a device (never replacing it), to standard output for ``-``
+where it offers that, and refuses a path it cannot write before any work starts."""
 
 from __future__ import annotations
 
@@ -76,23 +77,36 @@ def write_sweep_results(path: Path) -> None:
     results.finalize(["t0"])
 
 
-# writer -> (file suffix, function(runner, store, metrics_csv, path, monkeypatch) -> exit code, first bytes written)
+# writer -> (file suffix, function(runner, store, metrics_csv, path, monkeypatch, *more arguments) -> exit code,
+# first bytes written)
 Writer = Callable[..., int]
 WRITERS: dict[str, tuple[str, Writer, bytes]] = {
-    "run --metrics": (".csv", lambda r, s, m, p, mp: invoke(r, *RUN, "--metrics", p).exit_code, b"step,time,"),
-    "schema -o": (".json", lambda r, s, m, p, mp: invoke(r, "schema", "-o", p).exit_code, b"{"),
+    "run --metrics": (".csv", lambda r, s, m, p, mp, *x: invoke(r, *RUN, "--metrics", p, *x).exit_code, b"step,time,"),
+    "schema -o": (".json", lambda r, s, m, p, mp, *x: invoke(r, "schema", "-o", p, *x).exit_code, b"{"),
     "experiment --csv": (
         ".csv",
-        lambda r, s, m, p, mp: (fake_experiment(mp), invoke(r, "experiment", "shape", "--csv", p, "-q").exit_code)[1],
+        lambda r, s, m, p, mp, *x: (
+            fake_experiment(mp),
+            invoke(r, "experiment", "shape", "--csv", p, "-q", *x).exit_code,
+        )[1],
         b"experiment,dim,",
     ),
-    "plot -o": (".png", lambda r, s, m, p, mp: invoke(r, "plot", m, "-o", p).exit_code, b"\x89PNG"),
+    "plot -o": (".png", lambda r, s, m, p, mp, *x: invoke(r, "plot", m, "-o", p, *x).exit_code, b"\x89PNG"),
     "render -o": (
         ".gif",
-        lambda r, s, m, p, mp: invoke(r, "render", s, "-o", p, "--size", "32x24", "-q").exit_code,
+        lambda r, s, m, p, mp, *x: invoke(r, "render", s, "-o", p, "--size", "32x24", "-q", *x).exit_code,
         b"GIF8",
     ),
-    "sweep -o": (".parquet", lambda r, s, m, p, mp: (write_sweep_results(p), 0)[1], b"PAR1"),
+    "sweep -o": (".parquet", lambda r, s, m, p, mp, *x: (write_sweep_results(p), 0)[1], b"PAR1"),
+}
+# the command-line writers that refuse an existing output unless given --force (sweep -o: tests/test_sweep.py)
+REFUSERS: dict[str, tuple[str, Writer, bytes]] = {k: v for k, v in WRITERS.items() if k != "sweep -o"} | {
+    "analyze --plot": (
+        ".png",
+        lambda r, s, m, p, mp, *x: invoke(r, "analyze", s, "--plot", p, *x).exit_code,
+        b"\x89PNG",
+    ),
+    "export -o": (".nc", lambda r, s, m, p, mp, *x: invoke(r, "export", s, "-o", p, *x).exit_code, b"\x89HDF"),
 }
 
 
@@ -107,7 +121,7 @@ def test_a_symlink_stays_a_link_and_its_target_gets_the_content(
     target.chmod(0o640)
     link = tmp_path / f"link{suffix}"
     link.symlink_to(target)
-    assert write(runner, store, metrics_csv, link, monkeypatch) == 0
+    assert write(runner, store, metrics_csv, link, monkeypatch, "--force") == 0
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert target.read_bytes().startswith(magic)
     assert stat.S_IMODE(target.stat().st_mode) == 0o640  # the file it replaced kept its permission bits
@@ -148,6 +162,90 @@ def test_a_device_stays_a_device(writer, runner, store, metrics_csv, tmp_path, m
     assert write(runner, store, metrics_csv, device, monkeypatch) == 0
     assert stat.S_ISCHR(os.lstat(device).st_mode)
     assert os.stat(device).st_rdev == os.makedev(1, 3)
+
+
+@pytest.mark.parametrize("writer", REFUSERS)
+def test_an_existing_output_is_refused_in_one_line_and_kept_byte_identical(
+    writer, runner, store, metrics_csv, tmp_path, monkeypatch
+):
+    suffix, write, magic = REFUSERS[writer]
+    earlier = tmp_path / f"earlier{suffix}"
+    earlier.write_bytes(b"an earlier result\x00\xff")
+    earlier.chmod(0o640)
+    link = tmp_path / f"link{suffix}"
+    link.symlink_to(earlier)
+    for path in (earlier, link):
+        code = write(runner, store, metrics_csv, path, monkeypatch)
+        assert code == 2, writer
+        assert earlier.read_bytes() == b"an earlier result\x00\xff" and link.is_symlink()
+        assert stat.S_IMODE(earlier.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([earlier.name, link.name])  # nothing else written
+    assert write(runner, store, metrics_csv, earlier, monkeypatch, "--force") == 0
+    assert earlier.read_bytes().startswith(magic)
+
+
+@pytest.mark.parametrize("writer", REFUSERS)
+def test_the_refusal_names_the_option_the_path_and_force(writer, runner, store, metrics_csv, tmp_path, monkeypatch):
+    suffix, _write, _magic = REFUSERS[writer]
+    earlier = tmp_path / f"earlier{suffix}"
+    earlier.write_text("earlier")
+    command, option = writer.split()
+    source = {"run": None, "schema": None, "experiment": None, "plot": metrics_csv}.get(command, store)
+    args = {
+        "run --metrics": [*RUN, "--metrics", earlier],
+        "schema -o": ["schema", "-o", earlier],
+        "experiment --csv": ["experiment", "shape", "--csv", earlier, "-q"],
+        "plot -o": ["plot", source, "-o", earlier],
+        "render -o": ["render", source, "-o", earlier, "--size", "32x24", "-q"],
+        "analyze --plot": ["analyze", source, "--plot", earlier],
+        "export -o": ["export", source, "-o", earlier],
+    }[writer]
+    fake_experiment(monkeypatch)
+    result = invoke(runner, *args)
+    assert result.exit_code == 2
+    long = {"-o": "--output"}.get(option, option)
+    assert result.stderr.strip() == (
+        f"error: {long}: {earlier} already exists; allowed: --force to replace it, or another path"
+    ), result.stderr
+    assert earlier.read_text() == "earlier"
+
+
+def test_a_sweep_figure_and_a_validation_report_that_exist_are_refused(runner, tmp_path, monkeypatch):
+    results = tmp_path / "results.parquet"
+    write_sweep_results(results)
+    figure = tmp_path / "results.png"  # the default figure path
+    figure.write_text("earlier figure")
+    result = invoke(runner, "plot", results, "-x", "agents.n", "-y", "polarization_mean")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"error: -o: {figure} already exists; allowed: --force to replace it, or another path"
+    )
+    assert figure.read_text() == "earlier figure"
+    forced = invoke(runner, "plot", results, "-x", "agents.n", "-y", "polarization_mean", "--force")
+    assert forced.exit_code == 0 and figure.read_bytes().startswith(b"\x89PNG"), forced.stderr
+
+    import flocksim.validate as validate
+
+    monkeypatch.setattr(validate, "run_checks", lambda *a, **k: pytest.fail("a check ran"))
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "validation.md").write_text("earlier report")
+    result = invoke(runner, "validate", "--quick", "-o", report)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"error: --output: {report} already holds a report ({report / 'validation.md'}); "
+        "allowed: --force to replace it, or another folder"
+    )
+    assert (report / "validation.md").read_text() == "earlier report"
+
+
+def test_a_fifo_or_device_is_written_into_without_force(runner, tmp_path):
+    """Writing into a FIFO or a device replaces nothing: no --force needed (each writer: the tests above)."""
+    check_output("--metrics", "/dev/null", replace=False)
+    path = tmp_path / "m.csv"
+    path.write_text("x")
+    with pytest.raises(OutputError, match="already exists; allowed: --force"):
+        check_output("--metrics", path, replace=False)
 
 
 def test_dash_is_standard_output_where_offered(runner, monkeypatch):

@@ -271,3 +271,13 @@ def test_component_state_round_trips():
     d.load_state_dict(c.state_dict())
     assert d.mode == "off"
     assert d.point is None
+
+
+@pytest.mark.parametrize("far", [1e308, 1e200, -1e308])
+def test_a_point_too_far_for_a_finite_distance_still_turns_agents(far):
+    """A point at 1e308 has no finite distance from an agent (its square overflows): the direction
+    toward it used to be [0, 0], and nothing turned."""
+    v, rows = turn([[0.0, 0.0]], [[2.0, 0.0]], [0.0, far])
+    side = math.copysign(1.0, far)
+    np.testing.assert_allclose(v[0], [2 * math.cos(NINE), side * 2 * math.sin(NINE)], rtol=0, atol=1e-12)
+    assert rows.tolist() == [0]

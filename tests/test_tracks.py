@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -295,12 +296,17 @@ def test_movement_time_with_units_and_time_that_is_not_a_number(tmp_path):
         ("frame,id,x,y\n0,,1,2\n", "column 'id': empty"),
         ("frame,id,x,y\n", "no rows"),
         ("frame,id,x,x,y\n0,a,1,1,2\n", "appears twice"),
+        ("frame,id,x,y\n0,a,1,2\n1,a,inf,2\n", "line 3: an infinite coordinate"),
+        ("frame,id,x,y\n0,a,1,2\n1,a,1,9.969209968386869e36\n", "line 3, column 'y': 9.96921e+36 is netCDF's fill"),
+        ("frame,id,x,y\n0,a,1,2\n1,a,1,9.96921e+36\n", "line 3, column 'y': 9.96921e+36 is netCDF's fill"),
+        ("frame,id,x,y,z\n0,a,1,2,3\n1,a,-999,-999,-999\n", "line 3, columns x, y, z: all -999, a missing-data"),
+        ("frame,id,x,y\n0,a,1,2\n0,b,-9999,-9999.0\n", "line 3, columns x, y: all -9999, a missing-data sentinel"),
     ],
 )
 def test_bad_csv_gets_one_line_naming_the_field(tmp_path, text, message):
     path = tmp_path / "bad.csv"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(TracksError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(TracksError, match=re.escape(message)):
         open_tracks(path)
 
 
@@ -324,6 +330,98 @@ def test_bad_movement_files_get_one_line_naming_the_field(tmp_path):
     ds.to_netcdf(tmp_path / "f.nc")
     with pytest.raises(TracksError, match="--keypoint: 'nose' is not in"):
         open_tracks(tmp_path / "f.nc", keypoint="nose")
+
+
+# --- fill values: entries never written are no positions (written by netCDF libraries, not flocksim) ---
+
+NC_FILL = {"f8": 9.969209968386869e36, "f4": np.float32(9.96921e36), "i4": -2147483647, "i2": -32767}
+
+
+def _netcdf3(path: Path, dtype: str, absent, attrs: dict | None = None, keypoints: int = 0, time=None) -> np.ndarray:
+    """A movement dataset written by scipy's netCDF-3 writer: 12 frames of 5 birds in frames, bird 4
+    holding ``absent`` from frame 3 on (in every keypoint but the first when ``keypoints``); the
+    positions as written."""
+    from scipy.io import netcdf_file
+
+    dims = ("time", "space", "keypoints", "individuals") if keypoints else ("time", "space", "individuals")
+    shape = (12, 2, keypoints, 5) if keypoints else (12, 2, 5)
+    values = (np.random.default_rng(1).random(shape) * 10).astype(dtype)
+    with netcdf_file(path, "w", version=2) as f:
+        for name, size in zip(dims, shape, strict=True):
+            f.createDimension(name, size)
+        f.createVariable("time", "i4", ("time",))[:] = np.arange(12) if time is None else time
+        if keypoints:
+            values[3:, :, 1:, 4] = absent
+        else:
+            values[3:, :, 4] = absent
+        position = f.createVariable("position", dtype, dims)
+        position[:] = values
+        for key, value in (attrs or {}).items():
+            setattr(position, key, value)
+    return values
+
+
+@pytest.mark.parametrize("dtype", NC_FILL)
+def test_netcdf_default_fill_values_are_birds_absent(tmp_path, dtype):
+    written = _netcdf3(tmp_path / "t.nc", dtype, NC_FILL[dtype])
+    position = open_tracks(tmp_path / "t.nc")["position"].values
+    assert np.all(np.isnan(position[3:, 4])) and np.all(np.isfinite(position[:3]))
+    assert np.array_equal(position[:, :4], written[:, :, :4].transpose(0, 2, 1).astype(np.float64))
+
+
+@pytest.mark.parametrize(
+    ("attrs", "absent"),
+    [({"_FillValue": -1.0}, -1.0), ({"missing_value": -999.0}, -999.0), ({"missing_value": -999.0}, NC_FILL["f8"])],
+)
+def test_netcdf_declared_fill_and_missing_values_are_birds_absent(tmp_path, attrs, absent):
+    _netcdf3(tmp_path / "t.nc", "f8", absent, attrs)
+    position = open_tracks(tmp_path / "t.nc")["position"].values
+    assert np.all(np.isnan(position[3:, 4])) and np.all(np.isfinite(position[:3]))
+
+
+def test_a_keypoint_never_written_is_left_out_of_the_birds_mean(tmp_path):
+    written = _netcdf3(tmp_path / "t.nc", "f8", NC_FILL["f8"], keypoints=3)
+    position = open_tracks(tmp_path / "t.nc")["position"].values
+    assert np.allclose(position[3:, 4], written[3:, :, 0, 4])  # the one keypoint written
+
+
+def test_a_time_never_written_is_refused_naming_the_coordinate(tmp_path):
+    time = np.arange(12)
+    time[11] = -2147483647
+    _netcdf3(tmp_path / "t.nc", "f8", 1.0, time=time)
+    with pytest.raises(
+        TracksError, match=re.escape("coordinate 'time' holds netCDF's default fill value -2.14748e+09 at index 11")
+    ):
+        open_tracks(tmp_path / "t.nc")
+
+
+def test_analyze_a_netcdf4_file_with_entries_never_written(tmp_path):
+    """netCDF4 (HDF5) as netCDF-C tools leave it: bird 4's positions after frame 2 never written, no
+    _FillValue attribute. Before: nearest-neighbour distances of about 7e35 and every bird present."""
+    netCDF4 = pytest.importorskip("netCDF4")
+    path = tmp_path / "t.nc"
+    values = np.random.default_rng(1).random((12, 2, 5)) * 10
+    with netCDF4.Dataset(path, "w") as d:
+        for name, size in (("time", 12), ("space", 2), ("individuals", 5)):
+            d.createDimension(name, size)
+        d.time_unit = "seconds"
+        d.createVariable("time", "f8", ("time",))[:] = np.arange(12) / 25
+        position = d.createVariable("position", "f8", ("time", "space", "individuals"))
+        position[:, :, :4] = values[:, :, :4]
+        position[:3, :, 4] = values[:3, :, 4]
+        assert "_FillValue" not in position.ncattrs()
+    result = runner.invoke(app, ["analyze", str(path)])
+    assert result.exit_code == 0, result.output
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[2].strip() for line in result.output.splitlines() if "│" in line
+    }
+    assert rows["birds present"] == "4.2"  # 4 birds, and the fifth in 3 of 12 frames
+    assert 0 < float(rows["nearest-neighbour distance"]) < 15  # birds in a 10 x 10 square
+
+
+def test_a_csv_coordinate_of_minus_999_beside_other_values_is_a_position(tmp_path):
+    path = write_csv(tmp_path / "t.csv", "frame,id,x,y", [(0, "a", -999, 2), (1, "a", -998, 2)])
+    assert open_tracks(path)["position"].values[:, 0, 0].tolist() == [-999.0, -998.0]
 
 
 def test_paths_that_are_not_tracks_are_refused_without_opening(tmp_path):
@@ -363,7 +461,9 @@ def test_cli_export_writes_whole_files_and_refuses_bad_paths(run_store, tmp_path
     target.write_bytes(b"old")
     link = tmp_path / "link.nc"
     link.symlink_to(target)
-    assert runner.invoke(app, ["export", str(run_store), "-o", str(link)]).exit_code == 0
+    refused = runner.invoke(app, ["export", str(run_store), "-o", str(link)])  # an existing file: only with --force
+    assert refused.exit_code == 2 and "already exists" in refused.output and target.read_bytes() == b"old"
+    assert runner.invoke(app, ["export", str(run_store), "-o", str(link), "--force"]).exit_code == 0
     assert link.is_symlink() and open_tracks(target).sizes["agent"] == 30  # written through the link
     for args, message in (
         (["-o", str(tmp_path / "t.csv")], "allowed: a file ending in .nc"),

@@ -300,6 +300,20 @@ def test_the_camera_moves_the_level_of_detail_focus_only_when_detail_is_on(clien
         assert detail.direction is None
 
 
+def test_a_huge_view_direction_from_the_socket_keeps_its_axis(client):
+    """dx = dy = 1e308 has no finite length: the cone's axis used to become [0, 0]."""
+    with client.websocket_connect(SMALL) as ws:
+        opened(ws)
+        frame(ws)
+        (session,) = server_of(client).sessions
+        send(ws, type="set", changes={"detail.enabled": True, "detail.near": 100.0})
+        assert expect(ws, "params")["params"]["detail"]["enabled"] is True
+        send(ws, type="view", x=10.0, y=20.0, dx=1e308, dy=-1e308)
+        frame(ws)
+        detail = next(c for c in session.sim.components if c.name == "detail")
+        np.testing.assert_allclose(detail.direction, [math.sqrt(0.5), -math.sqrt(0.5)], rtol=0, atol=1e-15)
+
+
 def test_invalid_messages_get_errors_and_the_simulation_goes_on(client):
     bad = [
         "not json",

@@ -16,7 +16,10 @@
   it) but that itself can: written in place, as a shell's ``>`` would.
 
 A directory, a symlink loop or a path in a missing or read-only directory is refused by
-:func:`check_output` before any work starts, with one line naming the option.
+:func:`check_output` before any work starts, with one line naming the option; so is an
+existing file (or a link to one) when the caller passes ``replace=False`` (every ``flocksim``
+command does, unless given ``--force``): a result already written is never replaced by
+mistake. Writing into a FIFO or device replaces nothing, so it is never refused as existing.
 """
 
 from __future__ import annotations
@@ -88,10 +91,11 @@ def resolve(path: str | Path) -> tuple[Kind, Path]:
     return "file", target
 
 
-def check_output(option: str, path: str | Path | None, stdout_ok: bool = False) -> None:
+def check_output(option: str, path: str | Path | None, stdout_ok: bool = False, replace: bool = True) -> None:
     """Refuse, before any work starts, an output that cannot be written: ``-`` where standard
     output is not offered, a directory, a link loop, a missing or read-only directory, a
-    read-only FIFO or device. One line naming ``option``; :class:`OutputError`."""
+    read-only FIFO or device, and (with ``replace=False``) an existing regular file or a link
+    to one. One line naming ``option``; :class:`OutputError`."""
     if path is None:
         return
     if is_stdout(path):
@@ -106,6 +110,9 @@ def check_output(option: str, path: str | Path | None, stdout_ok: bool = False) 
         if not os.access(path, os.W_OK):
             raise OutputError(f"{option}: {path} is not writable")
         return
+    if not replace and kind in ("file", "in-place") and os.path.lexists(target):
+        where = f" (a link to {target})" if os.path.islink(path) else ""
+        raise OutputError(f"{option}: {path} already exists{where}; allowed: --force to replace it, or another path")
     if kind == "in-place":
         return
     folder = target.parent

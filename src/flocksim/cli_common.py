@@ -63,9 +63,15 @@ def atomic_output(path: Path | None):
         yield handle
 
 
-def check_output_path(option: str, path: Path | None, stdout_ok: bool = False) -> None:
-    """Refuse an output path that cannot be written (see :func:`flocksim.atomic.check_output`)."""
+FORCE_HELP = "Replace an output file that exists (default: refuse it, exit status 2)."
+"""The --force help of every command that writes a result."""
+
+
+def check_output_path(option: str, path: Path | None, *, force: bool, stdout_ok: bool = False) -> None:
+    """Refuse an output path that cannot be written (see :func:`flocksim.atomic.check_output`),
+    and, without ``force`` (a command's ``--force``), one that already names a file: one
+    policy for every command, so a result already written is never lost to a re-run."""
     try:
-        check_output(option, path, stdout_ok=stdout_ok)
+        check_output(option, path, stdout_ok=stdout_ok, replace=force)
     except OutputError as exc:
         raise UsageError(str(exc)) from None

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from flocksim.atomic import is_stdout
-from flocksim.cli_common import UsageError, atomic_output, check_output_path, err, fail, no_bar, out
+from flocksim.cli_common import FORCE_HELP, UsageError, atomic_output, check_output_path, err, fail, no_bar, out
 from flocksim.compile_notice import announce_compiles
 from flocksim.config import ConfigError
 
@@ -33,6 +33,7 @@ def experiment(
     ] = None,
     list_experiments: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Run a starling experiment over seeds (docs/starlings.md); print a table (mean ± sd [95 % CI]) and write CSV.
 
@@ -63,7 +64,7 @@ def experiment(
         if name not in EXPERIMENTS:
             raise UsageError(f"NAME: unknown experiment {name!r}; allowed: {', '.join(EXPERIMENTS)}")
         path = csv_path if csv_path is not None else Path(f"{name}.csv")
-        check_output_path("--csv", path, stdout_ok=True)
+        check_output_path("--csv", path, force=force, stdout_ok=True)
         extra = tuple(overrides or ())
         check_experiment_overrides(name, extra)
     except (UsageError, ConfigError) as exc:

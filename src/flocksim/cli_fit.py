@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from flocksim.cli_common import Overrides
+from flocksim.cli_common import FORCE_HELP, Overrides
 
 
 def fit(
@@ -73,6 +73,7 @@ def fit(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Also draw the posteriors into this .png/.svg/.pdf.")
     ] = None,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Fit a model's parameters to tracks: ABC-SMC (pyabc) over simulations run on Dask.
 
@@ -103,11 +104,11 @@ def fit(
     try:
         if output.suffix.lower() != ".json":
             raise UsageError(f"--output: cannot write {output.name!r}; allowed: a file ending in .json")
-        check_output_path("--output", output)
+        check_output_path("--output", output, force=force)
         if plot is not None:
             if plot.suffix.lower() not in FIGURE_SUFFIXES:
                 raise UsageError(f"--plot: cannot write {plot.name!r}; allowed: a file ending in .png, .svg or .pdf")
-            check_output_path("--plot", plot)
+            check_output_path("--plot", plot, force=force)
         params = resolve_params(preset, overrides)
         result = run_fit(
             tracks,
@@ -124,6 +125,9 @@ def fit(
             distance=distance,
             console=None if no_bar(False, err) else err,
         )
+        check_output_path("--output", output, force=force)  # again: the fit took long, the path may exist now
+        if plot is not None:
+            check_output_path("--plot", plot, force=force)
         result.write(output)
         figure = plot_fit(result, plot) if plot is not None else None
     except (FitError, TracksError, ConfigError, UsageError, SweepError, PlotError) as exc:

@@ -10,7 +10,16 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from flocksim.cli_common import Overrides, UsageError, atomic_output, check_output_path, fail, out, resolve_params
+from flocksim.cli_common import (
+    FORCE_HELP,
+    Overrides,
+    UsageError,
+    atomic_output,
+    check_output_path,
+    fail,
+    out,
+    resolve_params,
+)
 from flocksim.config import ConfigError, dumps_toml
 from flocksim.params import params_json_schema
 from flocksim.scenarios import preset_descriptions
@@ -48,6 +57,7 @@ def schema(
         Path | None, typer.Option("--output", "-o", help="Write to this file instead of standard output ('-').")
     ] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="A markdown table per model instead of JSON.")] = False,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Export the JSON Schema of every parameter (units and ranges included).
 
@@ -60,7 +70,7 @@ def schema(
     else:
         text = json.dumps(params_json_schema(), indent=2) + "\n"
     try:
-        check_output_path("--output", output, stdout_ok=True)
+        check_output_path("--output", output, force=force, stdout_ok=True)
     except UsageError as exc:
         fail(str(exc))
     with atomic_output(output if output is not None else Path("-")) as handle:

@@ -74,6 +74,9 @@ def run(
         int | None, typer.Option(min=1, help="CPU threads (default: NUMBA_NUM_THREADS or all cores).")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a --metrics file that exists (never a store: see --resume).")
+    ] = False,
 ) -> None:
     """Run a simulation headless and print a one-line summary.
 
@@ -89,11 +92,11 @@ def run(
     display = _CompileDisplay(quiet)
     with display, announce_compiles(target or "the run", on_compile=display.show) as notice:  # one line for the run
         _run(target, steps, seed, overrides, metrics, every, out_store, resume_store, checkpoint_every, precision,
-             engine, threads, quiet, notice, display)  # fmt: skip
+             engine, threads, quiet, notice, display, force)  # fmt: skip
 
 
 def _run(target, steps, seed, overrides, metrics, every, out_store, resume_store, checkpoint_every, precision,
-         engine, threads, quiet, notice, display) -> None:  # fmt: skip
+         engine, threads, quiet, notice, display, force) -> None:  # fmt: skip
     try:
         if resume_store is not None:
             given = (target, seed, out_store, metrics, precision)
@@ -115,7 +118,7 @@ def _run(target, steps, seed, overrides, metrics, every, out_store, resume_store
             every = 10 if every is None else every
             sim, name, pending = _start_run(
                 target, overrides, seed, engine, threads, metrics, steps, every, out_store, checkpoint_every, precision,
-                notice,
+                notice, force,
             )  # fmt: skip
     except (ConfigError, UsageError, ValueError) as exc:
         fail(str(exc))
@@ -189,7 +192,7 @@ def _run(target, steps, seed, overrides, metrics, every, out_store, resume_store
 
 
 def _start_run(
-    target, overrides, seed, engine, threads, metrics, steps, every, store, checkpoint_every, precision, notice
+    target, overrides, seed, engine, threads, metrics, steps, every, store, checkpoint_every, precision, notice, force
 ):
     """A new Simulation for `run` and, with ``store``, its Recorder (not started yet: the CLI
     starts it once the kernels compiled, so a failure before leaves no store behind);
@@ -200,13 +203,16 @@ def _start_run(
     from flocksim.simulation import Simulation
 
     params = resolve_params(target, overrides)
-    check_output_path("--metrics", metrics, stdout_ok=True)
+    check_output_path("--metrics", metrics, force=force, stdout_ok=True)
     name = Path(target).stem if target.endswith(".toml") else target
     recorder = None
     if store is not None:
         if store.exists():
-            raise UsageError(f"--out: {store} already exists; allowed: a new path (or --resume {store} to continue it)")
-        check_output_path("--out", store)
+            raise UsageError(
+                f"--out: {store} already exists; allowed: a new path (or --resume {store} to continue it; "
+                "--force never replaces a store)"
+            )
+        check_output_path("--out", store, force=False)
         preset = target if target in preset_names() and not Path(target).is_file() else None
         attrs = {"source": target, "preset": preset, "overrides": list(overrides or []), "steps_requested": steps}
         recorder = Recorder(

@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from flocksim._extras import require
-from flocksim.cli_common import UsageError, check_output_path, err, fail, no_bar, out
+from flocksim.cli_common import FORCE_HELP, UsageError, check_output_path, err, fail, no_bar, out
 
 
 def render(
@@ -31,6 +31,7 @@ def render(
         float | None, typer.Option("--agent-size", help="Triangle length in pixels (default: height / 90).")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Render a recorded run into a video: triangles along each agent's heading, 3D in perspective.
 
@@ -48,7 +49,7 @@ def render(
         view = parse_camera(camera)
         if output.suffix.lower() not in VIDEO_SUFFIXES:
             raise UsageError(f"--output: cannot write {output.name!r}; allowed: a file ending in .mp4 or .gif")
-        check_output_path("--output", output)
+        check_output_path("--output", output, force=force)
         progress = Progress(
             TextColumn(f"[bold]{output.name}"),
             BarColumn(),

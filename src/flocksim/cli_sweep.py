@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from flocksim._extras import require
-from flocksim.cli_common import ENGINE_HELP, UsageError, check_output_path, err, fail, out
+from flocksim.cli_common import ENGINE_HELP, FORCE_HELP, UsageError, check_output_path, err, fail, out
 from flocksim.config import ConfigError
 
 
@@ -98,6 +98,7 @@ def plot(
     x: Annotated[str | None, typer.Option("-x", help="Sweep results: the swept key on the x axis.")] = None,
     y: Annotated[str | None, typer.Option("-y", help="Sweep results: the summary on the y axis.")] = None,
     hue: Annotated[str | None, typer.Option("--hue", help="Sweep results: one line per value of this key.")] = None,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Plot a results file as a figure (matplotlib).
 
@@ -112,24 +113,24 @@ def plot(
     if handler is None:
         fail(f"plot: cannot plot {source}; allowed: a file ending in {', '.join(plotters)}")
         return
-    handler(source, output, x=x, y=y, hue=hue)
+    handler(source, output, x=x, y=y, hue=hue, force=force)
 
 
-def _plot_sweep(source: Path, output: Path | None, x: str | None, y: str | None, hue: str | None) -> None:
+def _plot_sweep(source: Path, output: Path | None, x: str | None, y: str | None, hue: str | None, force: bool) -> None:
     require("sweep", "flocksim plot")
     require("plot", "flocksim plot")
     from flocksim.sweep import SweepError
     from flocksim.sweep.plot import plot_results
 
     try:
-        figure = plot_results(source, x=x, y=y, hue=hue, output=output)
+        figure = plot_results(source, x=x, y=y, hue=hue, output=output, replace=force)
     except SweepError as exc:
         fail(str(exc))
         return
     out.print(f"{source.name}: {y} against {x} -> {figure}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _plot_run(source: Path, output: Path | None, x: str | None, y: str | None, hue: str | None) -> None:
+def _plot_run(source: Path, output: Path | None, x: str | None, y: str | None, hue: str | None, force: bool) -> None:
     """Polarization, milling, mean neighbours, speed and caught over time, from a store or metrics CSV."""
     require("plot", "flocksim plot")
     from flocksim.io import TrajectoryError
@@ -139,7 +140,7 @@ def _plot_run(source: Path, output: Path | None, x: str | None, y: str | None, h
         if x is not None or y is not None or hue is not None:
             raise UsageError("-x, -y, --hue: apply to sweep results (.parquet) only")
         output = output if output is not None else source.with_suffix(".png")
-        check_output_path("--output", output)
+        check_output_path("--output", output, force=force)
         figure = plot_metrics(source, output)
     except (PlotError, TrajectoryError, UsageError) as exc:
         fail(str(exc))

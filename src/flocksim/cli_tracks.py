@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from flocksim.cli_common import FORCE_HELP
+
 
 def analyze(
     path: Annotated[
@@ -58,6 +60,7 @@ def analyze(
             "neighbours n_c from the headings of the correlation frames (an ordered flock).",
         ),
     ] = False,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Analyse tracked or simulated trajectories: polarization, milling, group state, speed,
     neighbours, edge deviation, shape, correlations; a table (and a figure with --plot).
@@ -93,7 +96,7 @@ def analyze(
         if plot is not None:
             if plot.suffix.lower() not in FIGURE_SUFFIXES:
                 raise UsageError(f"--plot: cannot write {plot.name!r}; allowed: a file ending in .png, .svg or .pdf")
-            check_output_path("--plot", plot)
+            check_output_path("--plot", plot, force=force)
         ds = open_tracks(path, dt=dt, fps=fps, keypoint=keypoint, box=box, velocity=velocity)
         analysis = analyze_tracks(
             ds["time"].values,
@@ -135,6 +138,7 @@ def analyze(
 def export(
     store: Annotated[Path, typer.Argument(help="Trajectory store written by flocksim run --out.", show_default=False)],
     output: Annotated[Path, typer.Option("--output", "-o", help="movement dataset to write (.nc, netCDF4).")],
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Export a recorded run as a movement dataset (netCDF), which movement and xarray open.
 
@@ -155,7 +159,7 @@ def export(
     try:
         if output.suffix.lower() != ".nc":
             raise UsageError(f"--output: cannot write {output.name!r}; allowed: a file ending in .nc")
-        check_output_path("--output", output)
+        check_output_path("--output", output, force=force)
         frames, birds = export_run(store, output)
     except (TracksError, TrajectoryError, UsageError) as exc:
         fail(str(exc))

@@ -55,6 +55,9 @@ def validate(
         ),
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", help="Processes for --make-reference.", min=1, max=256)] = 1,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the report in an --output folder that already holds one.")
+    ] = False,
 ) -> None:
     """Check flocksim against published results (Vicsek 1995, Couzin 2002, inertial-spin theory, metric
     identities), point by point against independent NumPy references of the papers where there is one;
@@ -94,7 +97,7 @@ def validate(
         return
     require("plot", "flocksim validate")  # the report's figures, before the checks run
     try:
-        check_report_folder(output)
+        check_report_folder(output, force=force)
     except ValueError as exc:
         fail(str(exc))
     overrides = tuple(set_ or ())

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from flocksim.params import Agents, InitialConditions, World
+from flocksim.space import unit_vector
 from flocksim.state import FlockState, new_state
 
 
@@ -66,9 +67,9 @@ def flock_frame(direction: list[float], dim: int) -> np.ndarray:
     d = np.asarray(direction[:dim], dtype=np.float64).copy()
     if dim == 3:
         d[1] = 0.0
-    if not np.any(d):
+    d = unit_vector(d)  # scaled first: a huge direction has no finite length
+    if d is None:
         d = np.eye(dim)[0]
-    d /= np.linalg.norm(d)
     if dim == 2:
         return np.array([d, [-d[1], d[0]]])
     up = np.array([0.0, 1.0, 0.0])
@@ -176,10 +177,9 @@ def initial_headings(init: InitialConditions, dim: int, n: int, rng: np.random.G
         h /= norms
         h[np.linalg.norm(h, axis=1) == 0] = np.eye(dim)[0]
         return h
-    d = np.asarray(init.direction[:dim], dtype=np.float64)
-    if not np.any(d):
+    d = unit_vector(init.direction[:dim])  # scaled first: a huge direction has no finite length
+    if d is None:
         d = np.eye(dim)[0]
-    d = d / np.linalg.norm(d)
     if dim == 2:
         angle = math.atan2(d[1], d[0]) + spread * rng.standard_normal(n)
         return np.stack([np.cos(angle), np.sin(angle)], axis=1)

@@ -101,3 +101,41 @@ def displacement_array(p: np.ndarray, q: np.ndarray, space: Space) -> np.ndarray
         sizes = np.array([space.lx, space.ly, space.lz])[: d.shape[-1]]
         d = np.where(np.abs(d) < 0.5 * sizes, d, d - sizes * np.floor(d / sizes + 0.5))
     return d
+
+
+PLAIN_LENGTHS = (1e-150, 1e150)
+"""Lengths whose squared components stay normal doubles: :func:`unit_rows` and :func:`unit_vector`
+divide such vectors by their length as they always were (the same bits); others they scale first."""
+
+
+def unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``vectors`` (N, dim) scaled to length 1, without overflow or underflow: a row
+    whose length is outside :data:`PLAIN_LENGTHS` is divided by its largest absolute component
+    before its length is taken, so [1e308, 1e308, 1e308] (whose length overflows to inf, which
+    made it [0, 0, 0]) and [1e-320, 1e-320, 1e-320] (whose squares underflow to 0) both give
+    (1, 1, 1) / sqrt(3). A row of plain length is divided by sqrt(sum of squares) (``einsum``).
+    Returns (unit rows, ok); a row that is all zeros or not finite stays zeros with ok False."""
+    v = np.asarray(vectors, dtype=np.float64)
+    out = np.zeros_like(v)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        length = np.sqrt(np.einsum("ij,ij->i", v, v))
+        plain = (length > PLAIN_LENGTHS[0]) & (length < PLAIN_LENGTHS[1]) & np.isfinite(v).all(axis=1)
+        out[plain] = v[plain] / length[plain, None]
+        scale = np.max(np.abs(v), axis=1) if v.shape[1] else np.zeros(len(v))
+        rest = ~plain & np.isfinite(scale) & (scale > 0.0)
+        if rest.any():
+            w = v[rest] / scale[rest, None]  # largest component +-1: its length is in [1, sqrt(dim)]
+            out[rest] = w / np.sqrt(np.einsum("ij,ij->i", w, w))[:, None]
+    return out, plain | rest
+
+
+def unit_vector(vector) -> np.ndarray | None:
+    """``vector`` (finite numbers) scaled to length 1 as :func:`unit_rows` does, a plain length being
+    ``numpy.linalg.norm``'s; None when it is all zeros or not finite."""
+    v = np.asarray(vector, dtype=np.float64).ravel()
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        length = float(np.linalg.norm(v))
+    if PLAIN_LENGTHS[0] < length < PLAIN_LENGTHS[1] and np.isfinite(v).all():
+        return v / length
+    out, ok = unit_rows(v[None, :])
+    return out[0] if ok[0] else None

@@ -28,6 +28,7 @@ import numpy as np
 
 from flocksim.kernels.detail import keep_or_restore, select_refresh  # noqa: F401  (keep_or_restore: re-exported)
 from flocksim.models.reynolds import AUX_COLUMNS
+from flocksim.space import unit_vector
 
 if TYPE_CHECKING:
     from flocksim.host import Host
@@ -60,11 +61,10 @@ def _vector(what: str, value: Any, dim: int) -> np.ndarray:
 
 def _unit_axis(value: Any, dim: int) -> np.ndarray:
     """The view cone's axis: ``value`` (dim finite numbers, not all zero) normalised."""
-    axis = _vector("direction", value, dim)
-    length = float(np.linalg.norm(axis))
-    if length == 0.0:
+    unit = unit_vector(_vector("direction", value, dim))  # scaled first: [1e308] * 3 has no finite length
+    if unit is None:
         raise ValueError("set_view: direction must not be all zeros; allowed: a non-zero vector, or None")
-    return axis / length
+    return unit
 
 
 class LevelOfDetail:

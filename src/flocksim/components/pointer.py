@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flocksim.space import Space, displacement_array
+from flocksim.space import Space, displacement_array, unit_rows
 
 if TYPE_CHECKING:
     from flocksim.host import Host
@@ -66,13 +66,12 @@ def pointer_turn(
         d[:, 1] = 0.0
     v = velocity[rows]
     speed = np.sqrt(np.einsum("ij,ij->i", v, v))
-    dn = np.sqrt(np.einsum("ij,ij->i", d, d))
-    ok = (speed > 0.0) & (dn > 0.0)
-    rows, v, speed, d, dn = rows[ok], v[ok], speed[ok], d[ok], dn[ok]
+    u, toward = unit_rows(d)  # scaled first: a point at 1e308 has no finite distance, yet a direction
+    ok = (speed > 0.0) & toward
+    rows, v, speed, u = rows[ok], v[ok], speed[ok], u[ok]
     if len(rows) == 0:
         return rows
     h = v / speed[:, None]
-    u = d / dn[:, None]
     cos = np.einsum("ij,ij->i", h, u)
     w = u - cos[:, None] * h  # the part of u perpendicular to h: the turn's direction
     sin = np.sqrt(np.einsum("ij,ij->i", w, w))

@@ -11,6 +11,12 @@ The attribute ``ds_type`` is "poses" or "bboxes". movement saves these with ``ds
 :func:`read_movement_samples` reads either kind by dimension name (any order), a bird's point
 being one keypoint or the mean of the keypoints seen. Writing a run as such a dataset is
 :mod:`flocksim.io.movement`.
+
+Missing data: an entry equal to the variable's ``_FillValue`` or ``missing_value`` (decoded by
+xarray), NaN, and, in a variable without ``_FillValue``, netCDF's default fill value for its type
+(:data:`DEFAULT_FILLS`: what netCDF-C writes into entries never written, e.g. 9.969209968386869e36
+for doubles) is no position: the bird is absent at that frame. A ``time`` coordinate holding a
+fill value is refused naming it.
 """
 
 from __future__ import annotations
@@ -36,6 +42,21 @@ NETCDF_SIGNATURES = (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n")
 """How a netCDF file begins: classic, 64-bit offset, 64-bit data (netCDF-3), or HDF5 (netCDF-4)."""
 HDF5_OFFSETS = (0, 512, 1024, 2048, 4096, 8192)
 """Where HDF5 looks for its signature (after a user block of 512 bytes, doubled)."""
+
+
+DEFAULT_FILLS: dict[str, float | int] = {
+    "f8": 9.969209968386869e36,
+    "f4": 9.96921e36,  # NC_FILL_FLOAT, compared as a float32
+    "i1": -127,
+    "u1": 255,
+    "i2": -32767,
+    "u2": 65535,
+    "i4": -2147483647,
+    "u4": 4294967295,
+    "i8": -9223372036854775806,
+    "u8": 18446744073709551614,
+}
+"""netCDF's default fill value per stored type (netcdf.h's NC_FILL_*; netCDF4.default_fillvals)."""
 
 
 def has_netcdf_signature(path: Path) -> bool:
@@ -70,6 +91,34 @@ def _check_numeric(da, name: str, path: Path) -> None:
         raise MovementError(f"{path}: variable {name!r} has dtype {da.dtype}; allowed: numbers (float or int)")
 
 
+def default_fill(da) -> float | None:
+    """The value, as xarray gives it, that stands for an entry never written in ``da``: netCDF's
+    default fill for its stored type, packed values unpacked; None where the variable declares
+    ``_FillValue`` (then that value is the fill, and xarray already made it NaN)."""
+    encoding = da.encoding
+    if "_FillValue" in encoding or "_FillValue" in da.attrs:
+        return None
+    stored = np.dtype(encoding.get("dtype", da.dtype))
+    fill = DEFAULT_FILLS.get(f"{stored.kind}{stored.itemsize}")
+    if fill is None:
+        return None
+    raw = np.array(fill, dtype=stored)
+    scale, offset = encoding.get("scale_factor"), encoding.get("add_offset")
+    if scale is None and offset is None:
+        return raw.item()
+    value = raw.astype(np.float64) * (1.0 if scale is None else float(scale)) + (
+        0.0 if offset is None else float(offset)
+    )
+    return np.asarray(value, dtype=da.dtype if da.dtype.kind == "f" else np.float64).item()
+
+
+def _without_fill(da):
+    """``da`` as floats with NaN where it holds netCDF's default fill value (see :func:`default_fill`)."""
+    fill = default_fill(da)
+    values = da.astype(np.float32 if da.dtype == np.float32 else np.float64)
+    return values if fill is None else values.where(da != fill)  # compared in the variable's own type
+
+
 def read_movement_samples(path: str | Path, keypoint: str | None = None, fps: float | None = None) -> Samples:
     """The samples of a movement dataset file (see the module docstring).
 
@@ -102,6 +151,7 @@ def _samples(ds, path: Path, keypoint: str | None, fps: float | None) -> Samples
         raise MovementError(f"{path}: dimension 'space' is {space or dim}; allowed: the coordinates x, y or x, y, z")
     keypoints = pos.sizes.get("keypoints", 1)
     check_track_size(pos.sizes["time"], pos.sizes["individuals"] * keypoints, dim, f"{path}: variable 'position'")
+    pos = _without_fill(pos)  # before the mean of the keypoints: an unwritten keypoint is not seen
     if "keypoints" in dims:
         names = [str(k) for k in pos["keypoints"].values] if "keypoints" in pos.coords else None
         if keypoint is not None:
@@ -138,6 +188,7 @@ def _velocity(ds, path: Path, order: list[str], dim: int, keypoint: str | None, 
             f"{path}: variable 'velocity' has dims ({', '.join(map(str, vel.dims))}); allowed: those of 'position'"
         )
     _check_numeric(vel, "velocity", path)
+    vel = _without_fill(vel)
     if "keypoints" in vel.dims:
         names = [str(k) for k in vel["keypoints"].values] if "keypoints" in vel.coords else []
         vel = vel.isel(keypoints=names.index(keypoint)) if keypoint is not None else vel.mean("keypoints", skipna=True)
@@ -163,6 +214,13 @@ def _time(ds, path: Path, frames: int, fps: float | None) -> tuple[np.ndarray, b
         if t.dtype.kind not in "fiu":
             raise MovementError(f"{path}: coordinate 'time' has dtype {t.dtype}; allowed: numbers (seconds or frames)")
         time = np.asarray(t.values, dtype=np.float64)
+        fill = default_fill(t)
+        if fill is not None and np.any(t.values == fill):
+            frame = int(np.flatnonzero(t.values == fill)[0])
+            raise MovementError(
+                f"{path}: coordinate 'time' holds netCDF's default fill value {fill:g} at index {frame} (an entry "
+                "never written); allowed: a time for every frame"
+            )
         in_frames = unit == "frames" or (unit is None and t.dtype.kind in "iu")
     else:
         time = np.arange(frames, dtype=np.float64)

@@ -4,7 +4,10 @@
   (any order; others are refused, so a misspelt column is never ignored).
 - ``frame``: an integer frame number (rows of one frame need not be adjacent); ``id``: the bird's
   name (text); ``x``, ``y`` (``z`` for 3D) [units]; an empty or NaN coordinate means the bird was
-  not seen in that frame, as does a missing row.
+  not seen in that frame, as does a missing row. A CSV cannot declare a sentinel value, so values
+  that look like one are refused naming the line, never read as a position: an infinite
+  coordinate, netCDF's default fill value (:data:`NETCDF_FILL`), and a row whose coordinates are
+  all one of :data:`SENTINELS` (-999, -9999, -99999).
 - ``time`` (optional) [s]: the frame's time; every row of a frame gives the same time and times
   increase with the frame number. Without it, time is the frame number divided by ``fps`` (or
   counted in frames when no ``fps`` is given).
@@ -28,6 +31,11 @@ from flocksim._extras import require
 from flocksim.budgets import BudgetError, check_memory
 from flocksim.io.resample import MAX_TRACK_VALUES, UNIFORM_RTOL, Samples, check_track_size
 
+NETCDF_FILL = 9.969209968386869e36
+"""netCDF's default fill value of doubles (that of floats reads as the same decimal number)."""
+SENTINELS = (-999.0, -9999.0, -99999.0)
+"""Values that stand for 'no data' in many tools: a row whose coordinates all hold one is refused."""
+
 REQUIRED = ("frame", "id", "x", "y")
 OPTIONAL = ("z", "time")
 ALLOWED = REQUIRED + OPTIONAL
@@ -42,6 +50,26 @@ SCAN_BLOCK = 1 << 20
 
 class CsvTracksError(ValueError):
     """A CSV that is not a track file: one line naming the column (and line) and what is allowed."""
+
+
+def _refuse_sentinels(coords: np.ndarray, axes: list[str], path: Path) -> None:
+    """Refuse netCDF's fill value in any coordinate, and a row whose coordinates are all one of
+    :data:`SENTINELS`: one line naming the line and the column(s)."""
+    with np.errstate(over="ignore"):  # as written by a float or a double (9.96921e+36 or 9.969209968386869e+36)
+        fill = (coords == NETCDF_FILL) | (coords.astype(np.float32) == np.float32(NETCDF_FILL))
+    if fill.any():
+        row, column = (int(i) for i in np.argwhere(fill)[0])
+        raise CsvTracksError(
+            f"{path}: line {row + 2}, column {axes[column]!r}: {coords[row, column]:g} is netCDF's fill value (no "
+            "data), not a position; allowed: an empty or NaN coordinate for a bird not seen"
+        )
+    same = np.all(coords == coords[:, :1], axis=1) & np.isin(coords[:, 0], SENTINELS)
+    if same.any():
+        row = int(np.flatnonzero(same)[0])
+        raise CsvTracksError(
+            f"{path}: line {row + 2}, columns {', '.join(axes)}: all {coords[row, 0]:g}, a missing-data sentinel, not "
+            "a position; allowed: an empty or NaN coordinate for a bird not seen"
+        )
 
 
 def _numbers(table, column: str, path: Path) -> np.ndarray:
@@ -205,6 +233,7 @@ def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
     if infinite.any():
         row = int(np.flatnonzero(infinite)[0])
         raise CsvTracksError(f"{path}: line {row + 2}: an infinite coordinate; allowed: a finite number or empty")
+    _refuse_sentinels(coords, axes, path)
     frames = frame.astype(np.int64)
     names, bird = _bird_names(ids)
     first = int(frames.min())

@@ -23,7 +23,12 @@ FORMATS = (".png", ".svg", ".pdf")
 
 
 def plot_results(
-    source: str | Path, x: str | None, y: str | None, hue: str | None = None, output: str | Path | None = None
+    source: str | Path,
+    x: str | None,
+    y: str | None,
+    hue: str | None = None,
+    output: str | Path | None = None,
+    replace: bool = True,
 ) -> Path:
     """Draw ``y`` against ``x`` (one line per ``hue`` value) and save it; returns the figure path.
 
@@ -47,7 +52,7 @@ def plot_results(
     if hue is not None and (hue not in keys or hue == x):
         raise SweepError(f"--hue: unknown column {hue!r}; allowed: {', '.join(k for k in keys if k != x)}")
     output = Path(output) if output is not None else source.with_suffix(".png")
-    _check_output(output)
+    _check_output(output, replace)
 
     rows = [r for r in table.to_pylist() if r["status"] == "ok"]
     if not rows:
@@ -112,11 +117,11 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _check_output(output: Path) -> None:
+def _check_output(output: Path, replace: bool) -> None:
     if output.suffix.lower() not in FORMATS:
         raise SweepError(f"-o: {output} has an unsupported format; allowed: a path ending in {', '.join(FORMATS)}")
     try:
-        check_output("-o", output)
+        check_output("-o", output, replace=replace)
     except OutputError as exc:
         raise SweepError(str(exc)) from None
 

@@ -11,12 +11,18 @@ from flocksim._extras import require
 from flocksim.validate.checks import CheckResult
 
 
-def check_report_folder(folder: Path) -> None:
+def check_report_folder(folder: Path, force: bool = True) -> None:
     """Refuse, before any check runs, a report folder that cannot be written: a file, a folder
     that is read-only (or on a read-only file system), or a new folder whose nearest existing
-    parent is. Raises ValueError (one line)."""
+    parent is; without ``force``, a folder that already holds a report (validation.md).
+    Raises ValueError (one line)."""
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--output: {folder} is a file; allowed: a folder (created if missing)")
+    if not force and os.path.lexists(folder / "validation.md"):
+        raise ValueError(
+            f"--output: {folder} already holds a report ({folder / 'validation.md'}); "
+            "allowed: --force to replace it, or another folder"
+        )
     existing = folder
     while not existing.exists():  # the folder is created with its missing parents
         existing = existing.parent
