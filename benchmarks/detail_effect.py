@@ -65,6 +65,11 @@ PRESETS = {
     "boids-2d": ["detail.near=100"],
     "starlings-3d": ["detail.near=10"],
 }
+BASE = {
+    # preset: overrides of every condition; the table was made with starlings-3d's previous flight
+    "boids-2d": [],
+    "starlings-3d": ["rules.flight.speed_wander=0", "rules.flight.steer_wander=0", "rules.flight.speed_band=0"],
+}
 CONDITIONS = {
     "off": [],
     "on-2": ["detail.far_every=2"],
@@ -79,7 +84,7 @@ METRICS = ("polarization", "nnd", "groups", "refreshed")
 
 
 def params_for(preset: str, condition: str, seed: int) -> Any:
-    overrides = [f"seed={seed}"]
+    overrides = [f"seed={seed}", *BASE[preset]]
     if condition != "off":
         overrides += ["detail.enabled=true", *PRESETS[preset], *CONDITIONS[condition]]
     return apply_overrides(load_preset(preset), overrides)

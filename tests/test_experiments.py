@@ -47,10 +47,20 @@ def test_every_experiment_runs_quick(runner, tmp_path, name):
         # no sample of the kind (no turn in a quick run), no roost, no zero crossing, too few birds reached
         may_be_nan |= {"polarization_cruise", "polarization_turning", "r0_over_L", "L", "roost_distance_max"}
         may_be_nan |= {"heading_length_cos_cruise", "heading_length_cos_turning", "border_nnd_ratio", "gamma1"}
+        may_be_nan |= {"xi_speed_over_L", "splits_per_minute", "merges_per_minute"}  # no speed correlation's zero
         fit = row["metric"].endswith("deg") and row["metric"].rsplit("_", 1)[0] in {
             "speed", "theory_speed", "speed_ratio", "r2", "exponent"
         }  # fmt: skip
         assert math.isfinite(value) or row["metric"] in may_be_nan or fit, row
+
+
+def test_without_a_terminal_each_finished_run_says_so(runner, tmp_path):
+    """No bar where nobody watches it: one line per finished run on standard error instead."""
+    result = invoke(runner, "experiment", "shape", "--quick", "--seeds", "1", "--csv", tmp_path / "s.csv")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("shape: run ")]
+    assert len(lines) == len(EXPERIMENTS["shape"].conditions)
+    assert lines[-1].startswith(f"shape: run {len(lines)}/{len(lines)} done (3D ")
 
 
 def test_predator_experiment_counts_catches():
@@ -183,6 +193,29 @@ MAIN_METRICS = {
         "nnd_body_lengths",
         "border_nnd_ratio",
         "border_nnd_ratio_uniform",
+    ),
+    "murmuration-dynamics": (
+        "polarization",
+        "polarization_min",
+        "speed_fluctuation",
+        "xi_speed_over_L",
+        "r0_over_L",
+        "nnd_m",
+        "border_nnd_ratio",
+        "border_nnd_ratio_uniform",
+        "gamma1",
+        "thickness_to_length",
+        "width_to_length",
+        "cv_thickness",
+        "cv_width",
+        "cv_length",
+        "turns_per_minute",
+        "turning_fraction",
+        "flocks_mean",
+        "splits_per_minute",
+        "merges_per_minute",
+        "opacity_from_below",
+        "roost_distance_max",
     ),
     "turn-waves": tuple(f"{m}_{d}deg" for m in ("reached", "speed", "speed_ratio", "r2") for d in ("0.5", "1", "2")),
 }

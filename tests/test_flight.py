@@ -69,21 +69,21 @@ def test_the_bank_follows_its_target_at_the_roll_rates():
 
 def test_level_flight_at_cruise_speed_is_steady():
     c = coeffs()
-    assert banked_velocity(10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3, 0.01, c) == (10.0, 0.0, 0.0, 0.0)
-    assert banked_velocity(10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2, 0.01, c) == (10.0, 0.0, 0.0, 0.0)
-    assert banked_velocity(0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 0.2, 3, 0.01, c) == (0.0, 0.0, 0.0, 0.2)
+    assert banked_velocity(10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3, 0.01, c) == (10.0, 0.0, 0.0, 0.0)
+    assert banked_velocity(10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2, 0.01, c) == (10.0, 0.0, 0.0, 0.0)
+    assert banked_velocity(0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 0.2, 0.0, 0.0, 3, 0.01, c) == (0.0, 0.0, 0.0, 0.2)
 
 
 def test_a_bank_tilts_the_lift_and_bends_the_path():
     c = coeffs(roll_out=2.0)
     dt = 0.01
     bank = 0.4 * (1 - 2.0 * dt)  # no lateral demand: it rolls out at 2 /s first
-    vx, vy, vz, b = banked_velocity(10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4, 3, dt, c)
+    vx, vy, vz, b = banked_velocity(10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4, 0.0, 0.0, 3, dt, c)
     assert b == pytest.approx(bank)
     # lift g along (0, cos b, sin b) against gravity: sideways g sin b, down g (1 - cos b)
     assert (vx, vy, vz) == pytest.approx((10.0, (G * math.cos(bank) - G) * dt, G * math.sin(bank) * dt))
     # 2D: a level banked turn seen from above, g tan(bank) toward side = (h_y, -h_x)
-    vx, vy, vz, b = banked_velocity(10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4, 2, dt, c)
+    vx, vy, vz, b = banked_velocity(10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4, 0.0, 0.0, 2, dt, c)
     assert (vx, vy, vz) == pytest.approx((10.0, -G * math.tan(bank) * dt, 0.0))
 
 
@@ -91,7 +91,7 @@ def test_only_the_lateral_steering_waits_for_the_bank():
     c = coeffs()
     dt = 0.01
     # forward 2 and vertical 3 act at once; lateral 5 only starts the roll
-    vx, vy, vz, b = banked_velocity(10.0, 0.0, 0.0, 2.0, 3.0, 5.0, 0.0, 3, dt, c)
+    vx, vy, vz, b = banked_velocity(10.0, 0.0, 0.0, 2.0, 3.0, 5.0, 0.0, 0.0, 0.0, 3, dt, c)
     bank = math.atan2(5.0, G) * 10.0 * dt
     assert b == pytest.approx(bank)
     assert vx == pytest.approx(10.0 + 2.0 * dt)
@@ -102,10 +102,10 @@ def test_only_the_lateral_steering_waits_for_the_bank():
 def test_speed_relaxes_to_cruise_and_a_slow_bird_sinks():
     c = coeffs(speed_time=0.5)
     dt = 0.01
-    vx, vy, vz, _ = banked_velocity(5.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3, dt, c)
+    vx, vy, vz, _ = banked_velocity(5.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3, dt, c)
     # thrust (10 - 5) / 0.5 along h; lift g (5/10)^2 = g/4 against g
     assert (vx, vy, vz) == pytest.approx((5.0 + 10.0 * dt, -0.75 * G * dt, 0.0))
-    vx, _, _, _ = banked_velocity(15.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3, dt, c)
+    vx, _, _, _ = banked_velocity(15.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3, dt, c)
     assert vx == pytest.approx(15.0 - 10.0 * dt)
 
 

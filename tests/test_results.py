@@ -36,6 +36,7 @@ EXPERIMENT_SLICES = {
     "starlings/turn-propagation.csv": (3, "wave: underdamped", 0, ()),
     "starlings/spontaneous-turning.csv": (3, "without turns", 0, ()),
     "starlings/murmuration-hallmarks.csv": (3, "500 birds", 0, ()),
+    "starlings/murmuration-dynamics.csv": (3, "500 birds", 0, ()),
     "starlings/turn-waves.csv": (3, "underdamped", 0, ()),
 }
 
@@ -80,12 +81,13 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-# The experiment files were made with OpenBLAS's Haswell kernels. OpenBLAS picks its kernels per
-# CPU (SkylakeX on AVX-512 Intel, Zen on AMD, ...) and their sums round differently in the last
-# digits, which a chaotic flock's run turns into different counts; pinned, every x86-64 CPU with
-# AVX2 and FMA re-makes them bit for bit. The variable is read when OpenBLAS loads, so the slice
-# runs in a fresh process.
-PINNED_BLAS = {"OPENBLAS_CORETYPE": "Haswell"}
+# The experiment files were made with OpenBLAS's Haswell kernels and NumPy's AVX2 (x86-64-v3) loops.
+# OpenBLAS picks its kernels per CPU (SkylakeX on AVX-512 Intel, Zen on AMD, ...), and NumPy picks
+# an AVX-512 (x86-64-v4) loop for arccos, arctan2, power, sin, exp, ... where the CPU has one; both
+# round differently in the last digit, which a chaotic flock's run turns into different counts.
+# Pinned, every x86-64 CPU with AVX2 and FMA re-makes them bit for bit. Both variables are read when the library
+# loads, so the slice runs in a fresh process.
+PINNED_BLAS = {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
 
 REMAKE_EXPERIMENT = """
 import json, sys
@@ -217,3 +219,21 @@ def test_detail_effect_slice_is_remade_bitwise(name):
     assert done.returncode == 0, done.stderr[-3000:]
     remade = list(csv.DictReader(done.stdout.splitlines()))
     assert remade == committed
+
+
+def test_the_pinned_environment_keeps_numpy_on_its_avx2_loops():
+    """Under the pinned environment no NumPy float64 loop runs its AVX-512 (x86-64-v4) version,
+    whatever the CPU: the variable's feature names are ones this NumPy knows."""
+    probe = (
+        "import json; from numpy.lib.introspect import opt_func_info;"
+        "print(json.dumps({f: s['current'] for f, sigs in opt_func_info().items()"
+        " for t, s in sigs.items() if t in ('dd', 'ddd')}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env={**os.environ, **PINNED_BLAS}, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "not supported" not in done.stderr and "unknown" not in done.stderr.lower(), done.stderr
+    current = json.loads(done.stdout)
+    assert {"arccos", "arctan2", "sin", "exp"} <= set(current)
+    assert not {f: v for f, v in current.items() if "V4" in v or "AVX512" in v}

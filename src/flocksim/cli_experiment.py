@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -14,6 +14,9 @@ from flocksim.atomic import is_stdout
 from flocksim.cli_common import FORCE_HELP, UsageError, atomic_output, check_output_path, err, fail, no_bar, out
 from flocksim.compile_notice import announce_compiles
 from flocksim.config import ConfigError
+
+if TYPE_CHECKING:
+    from flocksim.experiments import RunSpec
 
 
 def experiment(
@@ -80,12 +83,26 @@ def experiment(
         transient=True,
     )
     started = time.perf_counter()
+    lines = not quiet and not err.is_terminal  # no bar: one line per finished run instead
+    done = 0
+
+    def finished(spec: RunSpec) -> None:
+        nonlocal done
+        done += 1
+        progress.advance(task)
+        if lines:
+            err.print(
+                f"{name}: run {done}/{total} done ({spec.condition.dim}D {spec.condition.label}, seed {spec.seed}; "
+                f"{time.perf_counter() - started:.0f} s)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+
     # one line on standard error when kernels compile (in this process; with --jobs, each worker's runs say so)
     with progress, announce_compiles(f"experiment {name}", lambda: _compile_estimate(name)):
         task = progress.add_task("runs", total=total)
-        rows = run_experiment(
-            name, seed_list, quick=quick, jobs=jobs, on_done=lambda _: progress.advance(task), overrides=extra
-        )
+        rows = run_experiment(name, seed_list, quick=quick, jobs=jobs, on_done=finished, overrides=extra)
     with atomic_output(path) as handle:
         write_csv(rows, handle)
     report = err if is_stdout(path) else out  # the CSV has standard output to itself

@@ -2,7 +2,8 @@
 (see :class:`flocksim.host.Component`).
 
 :func:`default_components` builds the ones a parameter set switches on, from the registry of
-:mod:`flocksim.components.registry`: ``predator`` (:class:`Predators`), ``turning``
+:mod:`flocksim.components.registry`: ``wander`` (:class:`FlightWander`, first: the flight urges'
+numbers come before any other component's draws), ``predator`` (:class:`Predators`), ``turning``
 (:class:`SpontaneousTurning`), ``game`` (registered by :mod:`flocksim.game`) and, when agents seek,
 ``targets`` (registered by :mod:`flocksim.scenarios`) and ``detail`` (:class:`LevelOfDetail`, last:
 it chooses the agents that refresh from the state the others leave), in that order; vicsek and
@@ -18,12 +19,15 @@ from flocksim.components.pointer import PointerSteering, pointer_turn
 from flocksim.components.predator import Predators
 from flocksim.components.registry import default_components, register_component
 from flocksim.components.turning import SpontaneousTurning, lateral_direction
+from flocksim.components.wander import FlightWander, wants_wander
 
+register_component("wander", order=5, wanted=wants_wander, build=FlightWander)
 register_component("predator", order=10, wanted=lambda p: p.predator.enabled, build=Predators)
 register_component("turning", order=20, wanted=lambda p: p.turning.enabled, build=SpontaneousTurning)
 register_component("detail", order=90, wanted=lambda p: p.detail.enabled, build=LevelOfDetail)
 
 __all__ = [
+    "FlightWander",
     "LevelOfDetail",
     "PointerSteering",
     "PreDrawnNoise",

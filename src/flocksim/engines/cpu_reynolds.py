@@ -40,11 +40,13 @@ def reynolds_accelerations(position, velocity, alive, start, index, dim, space, 
 
 
 @serial_kernel
-def _integrate_agents(i0, i1, position, velocity, alive, acc, aux, spin, turn, dim, space, dt, c):
+def _integrate_agents(i0, i1, position, velocity, alive, acc, aux, spin, turn, wander, dim, space, dt, c):
     """:func:`integrate_all` for agents i0..i1."""
     for i in range(i0, i1):
         if alive[i]:
-            integrate_agent(i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], aux, spin, turn, dim, space, dt, c)
+            integrate_agent(
+                i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], aux, spin, turn, wander, dim, space, dt, c
+            )
 
 
 @numba.njit(parallel=True, cache=True)
@@ -52,11 +54,12 @@ def integrate_all(position, velocity, alive, acc, aux, inputs, dim, space, dt, c
     """Phase two: integrate every alive agent from its own slots of acc and aux (and its own spin)."""
     spin = inputs.spin  # a plain array in the loop: see the note above integrate_agent
     turn = inputs.turn
+    wander = inputs.wander
     n = position.shape[0]
     blocks = block_count(n)
     for b in numba.prange(blocks):
         i0, i1 = block_bounds(b, blocks, n)
-        _integrate_agents(i0, i1, position, velocity, alive, acc, aux, spin, turn, dim, space, dt, c)
+        _integrate_agents(i0, i1, position, velocity, alive, acc, aux, spin, turn, wander, dim, space, dt, c)
 
 
 def finish_step(model: ReynoldsModel, state: FlockState, inputs, aux: np.ndarray, dt: float, buf: np.ndarray) -> None:

@@ -106,12 +106,14 @@ def step_reynolds(engine: CudaEngine, state: DeviceFlockState, d: DeviceArrays, 
     predators = cuda.to_device(inputs.predators)
     turn = cuda.to_device(inputs.turn)
     targets = cuda.to_device(inputs.targets)
+    wander = cuda.to_device(inputs.wander)
     obstacles = tuple(b.static(name, getattr(inputs, name)) for name in ("obstacle_shapes", "obstacle_grid",
                                                                           "obstacle_cells"))  # fmt: skip
     c = model.coefficients
     reynolds_accelerations.launch(d.n, d.position, d.velocity, d.alive, start, index, d.dim, model.space, c, d.spin,
-                                  predators, turn, targets, *obstacles, b.heading, b.aux)  # fmt: skip
-    integrate.launch(d.n, d.position, d.velocity, d.alive, b.heading, b.aux, d.spin, turn, d.dim, model.space, dt, c)
+                                  predators, turn, targets, wander, *obstacles, b.heading, b.aux)  # fmt: skip
+    integrate.launch(d.n, d.position, d.velocity, d.alive, b.heading, b.aux, d.spin, turn, wander, d.dim, model.space,
+                     dt, c)  # fmt: skip
     overlap = model.params.overlap
     if overlap.enabled:
         resolve_overlaps_device(d, state.raw("radius"), state.raw("alive"), model.space, obstacles, overlap.iterations,

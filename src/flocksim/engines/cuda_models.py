@@ -26,20 +26,22 @@ from flocksim.space import PERIODIC, Space
 
 
 def _reynolds_accelerations(position, velocity, alive, start, index, dim, space, c, spin, predators, turn, targets,
-                            shapes, ogrid, ocells, out, aux):  # fmt: skip
+                            wander, shapes, ogrid, ocells, out, aux):  # fmt: skip
     i = cuda.grid(1)
     if i < position.shape[0] and alive[i]:
-        inputs = ReynoldsInputs(spin, predators, turn, targets, shapes, ogrid, ocells)
+        inputs = ReynoldsInputs(spin, predators, turn, targets, wander, shapes, ogrid, ocells)
         ax, ay, az = reynolds_acceleration(i, position, velocity, start, index, dim, space, c, inputs, aux)
         out[i, 0] = ax
         out[i, 1] = ay
         out[i, 2] = az
 
 
-def _integrate(position, velocity, alive, acc, aux, spin, turn, dim, space, dt, c):
+def _integrate(position, velocity, alive, acc, aux, spin, turn, wander, dim, space, dt, c):
     i = cuda.grid(1)
     if i < position.shape[0] and alive[i]:
-        integrate_agent(i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], aux, spin, turn, dim, space, dt, c)
+        integrate_agent(
+            i, position, velocity, acc[i, 0], acc[i, 1], acc[i, 2], aux, spin, turn, wander, dim, space, dt, c
+        )
 
 
 def _vicsek_headings(velocity, alive, start, index, dim, eta, noise, out):

@@ -21,7 +21,7 @@ The package holds one module per experiment family, below the runner and the rep
   helpers that build, advance and sample a run;
 - the families, each a module that defines ``EXPERIMENTS``, a tuple of :class:`Experiment`:
   :mod:`.predator`, :mod:`.cruise` (edge-deviation, shape, speed-fluctuation), :mod:`.turns`,
-  :mod:`.hallmarks`, :mod:`.waves`, :mod:`.spontaneous`;
+  :mod:`.hallmarks`, :mod:`.dynamics` (murmuration-dynamics), :mod:`.waves`, :mod:`.spontaneous`;
 - :mod:`.registry`: :data:`EXPERIMENTS`, the experiments by name, gathered from the families listed
   in its ``FAMILIES``;
 - :mod:`.runner` (the runs over seeds, in processes with ``jobs``, and the CSV) and :mod:`.report`

@@ -2,8 +2,10 @@
 
 A banked bird cannot push itself sideways: to turn it rolls, and the horizontal part of its tilted
 lift bends its path. :func:`banked_velocity` is one time step of that flight for one bird (see
-``rules.flight`` in docs/parameters.md); :func:`roost_pull` is the attraction to the roosting area
-that replaces walls. Units are the world's (m, m/s, s in the starling presets); up is +y.
+``rules.flight`` in docs/parameters.md), with its own wandering urges (:func:`wander_step`) and
+a speed control that is soft near cruise (:func:`speed_control`); :func:`roost_pull` is the
+attraction to the roosting area that replaces walls. Units are the world's (m, m/s, s in the
+starling presets); up is +y.
 """
 
 from __future__ import annotations
@@ -51,15 +53,40 @@ def rolled_bank(bank, lateral, gravity, max_bank, roll_in, roll_out, dt):
 
 
 @block_device
-def banked_velocity(vx, vy, vz, ax, ay, az, bank, dim, dt, c):
-    """One step of banked flight: (vx, vy, vz, bank) after dt from velocity v, steering
-    acceleration a [units/s^2] and bank angle [rad] (positive: lift tilted toward side).
+def speed_control(speed, c):
+    """Thrust minus drag [units/s^2] of a bird flying at ``speed``: (cruise - speed) / speed_time,
+    times ((cruise - speed) / speed_band)^2 when speed_band > 0, so that within about speed_band
+    of cruise the speed is held only weakly (marginal speed control, Cavagna et al. 2022, Nat.
+    Commun. 13:2315) and farther off more strongly than the linear law."""
+    delta = c.flight_cruise - speed
+    thrust = delta / c.flight_speed_time
+    band = c.flight_speed_band
+    if band > 0.0:
+        ratio = delta / band
+        thrust *= ratio * ratio
+    return thrust
 
-    The steering's lateral part only sets the target bank; its forward and vertical parts act
-    directly; lift g (|v|/cruise)^2 along the banked body axis, gravity -g y and thrust minus drag
-    (cruise - |v|) / speed_time along the heading are added (``rules.flight``). In 2D the lift's
-    lateral part is g (|v|/cruise)^2 tan(bank) (a level turn seen from above). A bird at rest
-    stays at rest."""
+
+@block_device
+def wander_step(urge, normal, sd, dt, wander_time):
+    """An Ornstein-Uhlenbeck urge [units/s^2] after dt, updated exactly: urge e^(-dt/wander_time)
+    + sd sqrt(1 - e^(-2 dt/wander_time)) normal, with ``normal`` a standard normal number; its
+    stationary standard deviation is sd and its correlation time wander_time [s]."""
+    decay = math.exp(-dt / wander_time)
+    return urge * decay + sd * math.sqrt(1.0 - decay * decay) * normal
+
+
+@block_device
+def banked_velocity(vx, vy, vz, ax, ay, az, bank, wander_forward, wander_lateral, dim, dt, c):
+    """One step of banked flight: (vx, vy, vz, bank) after dt from velocity v, steering
+    acceleration a [units/s^2], bank angle [rad] (positive: lift tilted toward side) and the
+    bird's own urges [units/s^2] to speed up (``wander_forward``) and to turn (``wander_lateral``).
+
+    The steering's lateral part plus the turning urge only sets the target bank; its forward and
+    vertical parts act directly; lift g (|v|/cruise)^2 along the banked body axis, gravity -g y
+    and thrust minus drag (:func:`speed_control`) plus the speed urge along the heading are added
+    (``rules.flight``). In 2D the lift's lateral part is g (|v|/cruise)^2 tan(bank) (a level turn
+    seen from above). A bird at rest stays at rest."""
     speed = math.sqrt(vx * vx + vy * vy + vz * vz)
     if speed == 0.0:
         return vx, vy, vz, bank
@@ -68,13 +95,13 @@ def banked_velocity(vx, vy, vz, ax, ay, az, bank, dim, dt, c):
     hz = vz / speed
     sx, sy, sz, ux, uy, uz = flight_frame(hx, hy, hz, dim)
     forward = ax * hx + ay * hy + az * hz
-    lateral = ax * sx + ay * sy + az * sz
+    lateral = ax * sx + ay * sy + az * sz + wander_lateral
     vertical = ax * ux + ay * uy + az * uz
     g = c.flight_gravity
     bank = rolled_bank(bank, lateral, g, c.flight_max_bank, c.flight_roll_in, c.flight_roll_out, dt)
     ratio = speed / c.flight_cruise
     lift = g * ratio * ratio
-    thrust = (c.flight_cruise - speed) / c.flight_speed_time + forward
+    thrust = speed_control(speed, c) + forward + wander_forward
     if dim == 2:
         side = lift * math.tan(bank)
         return vx + (thrust * hx + side * sx) * dt, vy + (thrust * hy + side * sy) * dt, 0.0, bank

@@ -23,7 +23,11 @@ The starling features of docs/starlings.md live here too:
   before each step): a per-agent rotation vector applied to the velocity in
   phase two, after the rules and the spin.
 
-Phase two, per agent: v += a dt; v rotated by the spin's omega x frames;
+- banked flight (``rules.flight``, ``kernels/flight.py``): the steering sets a bank, lift
+  turns the bird; its own speed and turning urges (:attr:`ReynoldsModel.wander`, drawn by the
+  wander component) wander as Ornstein-Uhlenbeck processes kept in ``state.spin[:, 1:3]``.
+
+Phase two, per agent: v += a dt (or a banked step); v rotated by the spin's omega x frames;
 v rotated by the turn; speed relaxed toward the cruise speed (rules.cruise);
 |v| clamped to [min_speed, speed limit]; p += v dt.
 """
@@ -40,23 +44,24 @@ from flocksim.kernels.alignment import alignment_direction, alignment_raw
 from flocksim.kernels.bounds import wall_push
 from flocksim.kernels.cohesion import cohesion_offset
 from flocksim.kernels.compile import block_device, device
-from flocksim.kernels.flight import banked_velocity, roost_pull
+from flocksim.kernels.flight import banked_velocity, roost_pull, wander_step
 from flocksim.kernels.inertial_spin import heading_torque, spin_update, turn_vector, without_component_along
 from flocksim.kernels.obstacles import avoid_push
 from flocksim.kernels.predator import closeness, flee_force, flee_speed_limit, nearest_predator
 from flocksim.kernels.rotation import rotate
 from flocksim.kernels.seek import seek_velocity
-from flocksim.kernels.separation import SEPARATION_MINION, SEPARATION_RAW, separation_term
-from flocksim.kernels.steering import STEERING_CLAMPED_SUM, STEERING_REYNOLDS, steer
+from flocksim.kernels.separation import separation_term
+from flocksim.kernels.steering import STEERING_REYNOLDS, steer
 from flocksim.kernels.vector import limit, load, norm, normalize_or_zero, store
 from flocksim.models.base import NeighborQuery, space_of
+from flocksim.models.reynolds_coefficients import (
+    ALIGNMENT_INERTIAL_SPIN,
+    coefficients,
+)
 from flocksim.obstacles import ObstacleSet, build_obstacle_set, max_body_radius
 from flocksim.params import FRAME, ReynoldsParams
 from flocksim.space import displacement, wrap
 from flocksim.state import FlockState
-
-ALIGNMENT_BASIC = 0
-ALIGNMENT_INERTIAL_SPIN = 1
 
 AUX_COLUMNS = 4
 """Phase one -> phase two scratch per agent: J tau (x, y, z), speed limit."""
@@ -69,154 +74,19 @@ class ReynoldsInputs(NamedTuple):
     two); predators (P, 3): predator positions, z = 0 in 2D, P may be 0;
     turn (N, 3) or (0, 3): rotation vector [rad] each agent turns in this step
     (spontaneous turns), (0, 3) for none; targets (N, 3) or (0, 3): each agent's
-    seek point (z = 0 in 2D), (0, 3) for the shared ``rules.seek.target``.
+    seek point (z = 0 in 2D), (0, 3) for the shared ``rules.seek.target``; wander (N, 2) or
+    (0, 2): this step's standard normal numbers of each bird's speed and turning urges (banked
+    flight), (0, 2) for none.
     """
 
     spin: np.ndarray
     predators: np.ndarray
     turn: np.ndarray
     targets: np.ndarray
+    wander: np.ndarray
     obstacle_shapes: np.ndarray  # obstacles: see flocksim.obstacles.ObstacleSet
     obstacle_grid: np.ndarray
     obstacle_cells: np.ndarray
-
-
-class ReynoldsCoefficients(NamedTuple):
-    """Everything the kernel needs, flat (radii squared)."""
-
-    steering: int
-    topological: bool
-    max_speed: float
-    min_speed: float
-    max_force: float
-    steer_gain: float  # 1 / rules.response_time [1/s]
-    w_sep: float
-    sep_radius2: float
-    sep_form: int
-    sep_eps: float
-    sep_min_distance: float
-    w_ali: float
-    ali_radius2: float
-    w_coh: float
-    coh_radius2: float
-    coh_centrality: float  # power p of the centrality C (0 = off)
-    blind: bool  # rules.blind_angle > 0
-    blind_cos: float  # cos(rules.blind_angle / 2)
-    w_seek: float
-    target_x: float
-    target_y: float
-    target_z: float
-    arrival_radius: float
-    stop_radius: float
-    attack_range2: float
-    attack_weight: float
-    w_bounds: float
-    margin: float
-    turn_strength: float
-    alignment_mode: int
-    spin_coupling: float  # J / w_ali [per frame]
-    spin_decay: float  # eta / chi [per frame]
-    chi: float
-    max_turn: float  # [rad/frame]
-    cruise_speed: float  # [units/s]
-    speed_restore: float  # [1/s]
-    detection: float
-    flee_weight: float
-    flee_speed: float  # x max_speed
-    panic_sep: float
-    panic_ali: float
-    panic_coh: float
-    w_avoid: float  # weight x strength [units/s^2]
-    avoid_cap: float
-    avoid_look_ahead: float  # [s]
-    planar: bool
-    banked: bool  # rules.flight.mode == "banked"
-    flight_cruise: float  # [units/s]
-    flight_speed_time: float  # [s]
-    flight_gravity: float  # [units/s^2]
-    flight_max_bank: float  # [rad]
-    flight_roll_in: float  # [1/s]
-    flight_roll_out: float  # [1/s]
-    w_roost: float
-    roost_x: float
-    roost_y: float
-    roost_z: float
-    roost_radius: float
-    roost_pull: float  # [units/s^2]
-    roost_stiffness: float  # [1/s^2]
-    roost_max_climb: float  # [units/s^2]
-
-
-def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
-    r = p.rules
-    target = list(r.seek.target) + [0.0] * (3 - len(r.seek.target))
-    if p.world.dim == 2:
-        target[2] = 0.0
-    roost = list(r.roost.center) + [0.0] * (3 - len(r.roost.center))
-    flight = r.flight
-    return ReynoldsCoefficients(
-        steering=STEERING_REYNOLDS if r.steering == "reynolds" else STEERING_CLAMPED_SUM,
-        topological=p.neighbors.mode == "topological",
-        max_speed=p.agents.max_speed,
-        min_speed=p.agents.min_speed,
-        max_force=p.agents.max_force,
-        steer_gain=1.0 / r.response_time,
-        w_sep=r.separation.weight,
-        sep_radius2=r.separation.radius**2,
-        sep_form=SEPARATION_RAW if r.separation.form == "raw" else SEPARATION_MINION,
-        sep_eps=r.separation.eps,
-        sep_min_distance=r.separation.min_distance,
-        w_ali=r.alignment.weight,
-        ali_radius2=r.alignment.radius**2,
-        w_coh=r.cohesion.weight,
-        coh_radius2=r.cohesion.radius**2,
-        coh_centrality=r.cohesion.centrality,
-        blind=r.blind_angle > 0.0,
-        blind_cos=math.cos(math.radians(r.blind_angle) / 2.0),
-        w_seek=r.seek.weight,
-        target_x=target[0],
-        target_y=target[1],
-        target_z=target[2],
-        arrival_radius=r.seek.arrival_radius,
-        stop_radius=r.seek.stop_radius,
-        attack_range2=r.seek.attack_range**2,
-        attack_weight=r.seek.attack_weight,
-        w_bounds=r.bounds.weight,
-        margin=p.world.bounds.margin,
-        turn_strength=p.world.bounds.turn_strength,
-        alignment_mode=ALIGNMENT_INERTIAL_SPIN if r.alignment.mode == "inertial-spin" else ALIGNMENT_BASIC,
-        spin_coupling=r.alignment.coupling,
-        spin_decay=r.alignment.eta / r.alignment.chi,
-        chi=r.alignment.chi,
-        max_turn=r.alignment.max_turn,
-        cruise_speed=r.cruise.speed * p.agents.max_speed,
-        speed_restore=r.cruise.restore,
-        detection=p.predator.detection,
-        flee_weight=p.predator.flee_weight,
-        flee_speed=p.predator.flee_speed,
-        panic_sep=p.predator.panic.separation,
-        panic_ali=p.predator.panic.alignment,
-        panic_coh=p.predator.panic.cohesion,
-        w_avoid=r.avoid.weight * r.avoid.strength if p.obstacles.count() else 0.0,
-        avoid_cap=r.avoid.cap,
-        avoid_look_ahead=r.avoid.look_ahead,
-        planar=p.agents.planar,
-        banked=flight.mode == "banked",
-        flight_cruise=flight.cruise_speed,
-        flight_speed_time=flight.speed_time,
-        flight_gravity=flight.gravity,
-        flight_max_bank=math.radians(flight.max_bank),
-        flight_roll_in=flight.roll_in,
-        flight_roll_out=flight.roll_out,
-        w_roost=r.roost.weight,
-        roost_x=roost[0],
-        roost_y=roost[1],
-        roost_z=roost[2],
-        roost_radius=r.roost.radius,
-        roost_pull=r.roost.pull,
-        roost_stiffness=r.roost.altitude_stiffness,
-        roost_max_climb=r.roost.max_climb,
-    )
 
 
 # Both per-agent kernels below are inlined into their prange drivers: as calls, passing their ~100
@@ -463,21 +333,30 @@ def restore_speed(vx, vy, vz, target, fraction):
 
 
 @device
-def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, dim, space, dt, c):
+def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, wander, dim, space, dt, c):
     """Phase two for agent i, in place.
 
-    v += a dt; (inertial-spin) s <- s + f (J tau - (eta/chi) s) with
+    v += a dt (banked flight: its urges, spin[i, 1:3], step on with wander[i] when there are
+    numbers, and :func:`banked_velocity` flies the step); (inertial-spin) s <- s + f (J tau - (eta/chi) s) with
     f = dt / (1/60 s), kept perpendicular to the old heading in 3D, and v
     rotated by f * limit(s/chi, max_turn); v rotated by this step's turn;
     speed relaxed toward the cruise speed (rules.cruise); |v| clamped to
     [min_speed, aux speed limit]; p += v dt (semi-implicit Euler). ``spin`` and ``turn``
-    are :class:`ReynoldsInputs`' arrays.
+    and ``wander`` are :class:`ReynoldsInputs`' arrays.
     """
     px, py, pz = load(position, i, dim)
     vx, vy, vz = load(velocity, i, dim)
     hx, hy, hz = normalize_or_zero(vx, vy, vz)
     if c.banked:
-        vx, vy, vz, bank = banked_velocity(vx, vy, vz, ax, ay, az, spin[i, 0], dim, dt, c)
+        urge_forward = spin[i, 1]
+        urge_lateral = spin[i, 2]
+        if c.flight_wander and wander.shape[0] > 0:
+            tau = c.flight_wander_time
+            urge_forward = wander_step(urge_forward, wander[i, 0], c.flight_speed_wander, dt, tau)
+            urge_lateral = wander_step(urge_lateral, wander[i, 1], c.flight_steer_wander, dt, tau)
+            spin[i, 1] = urge_forward
+            spin[i, 2] = urge_lateral
+        vx, vy, vz, bank = banked_velocity(vx, vy, vz, ax, ay, az, spin[i, 0], urge_forward, urge_lateral, dim, dt, c)
         spin[i, 0] = bank
     else:
         vx += ax * dt
@@ -523,6 +402,9 @@ class ReynoldsModel:
         self.targets = np.zeros((0, 3))
         """(N, 3) seek point of every agent in the next step (set by the targets component), or (0, 3):
         every agent seeks ``rules.seek.target``."""
+        self.wander = np.zeros((0, 2))
+        """(N, 2) standard normal numbers of the next step's flight urges (set by the wander component
+        when ``rules.flight`` has urges), or (0, 2): the urges stay as they are."""
         self._aux = np.zeros((0, AUX_COLUMNS))
         self._obstacles: ObstacleSet | None = None
         self._obstacles_radius = 0.0
@@ -539,11 +421,15 @@ class ReynoldsModel:
         targets = self.targets
         if targets.shape[0] not in (0, state.n) or targets.shape[1:] != (3,):
             raise ValueError(f"model.targets must have shape (0, 3) or {(state.n, 3)}, got {targets.shape}")
+        wander = self.wander
+        if wander.shape[0] not in (0, state.n) or wander.shape[1:] != (2,):
+            raise ValueError(f"model.wander must have shape (0, 2) or {(state.n, 2)}, got {wander.shape}")
         return ReynoldsInputs(
             state.spin,
             np.ascontiguousarray(self.predators, dtype=np.float64),
             np.ascontiguousarray(turn, dtype=np.float64),
             np.ascontiguousarray(targets, dtype=np.float64),
+            np.ascontiguousarray(wander, dtype=np.float64),
             *self.obstacle_set(state),
         )
 

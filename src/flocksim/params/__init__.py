@@ -37,6 +37,9 @@ from flocksim.params.common import (
 )
 from flocksim.params.detail import Detail
 from flocksim.params.fields import MIN_DT, BoundsKind, Strict, Vector, _number, choice, quantity
+from flocksim.params.flight import Cruise, Flight, Roost
+from flocksim.params.obstacles import Box, Circle, Obstacles, Segment
+from flocksim.params.predator import PanicMultipliers, Predator, SpontaneousTurning
 from flocksim.params.research import (
     SIZE_DOC,
     TWO_PI,
@@ -57,23 +60,15 @@ from flocksim.params.reynolds import (
     Alignment,
     Avoid,
     BoundsRule,
-    Box,
-    Circle,
     Cohesion,
-    Cruise,
     Game,
     Navigation,
-    Obstacles,
     Overlap,
-    PanicMultipliers,
-    Predator,
     ReynoldsParams,
     Rules,
     Seek,
-    Segment,
     Separation,
     Slots,
-    SpontaneousTurning,
 )
 
 __all__ = [
@@ -98,6 +93,7 @@ __all__ = [
     "Cruise",
     "Detail",
     "FRAME",
+    "Flight",
     "Game",
     "InitialConditions",
     "MIN_DT",
@@ -114,6 +110,7 @@ __all__ = [
     "Predator",
     "ResearchAgents",
     "ReynoldsParams",
+    "Roost",
     "Rules",
     "SIZE_DOC",
     "SearchMethod",

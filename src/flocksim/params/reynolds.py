@@ -3,7 +3,7 @@ spontaneous turns, navigation, obstacles, overlap, the Flappy Boids game."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -17,7 +17,10 @@ from flocksim.budgets import (
 from flocksim.params.common import Agents, ModelBase, Neighbors
 from flocksim.params.detail import Detail, check_detail
 from flocksim.params.fields import Strict, Vector, choice, quantity
+from flocksim.params.flight import Cruise, Flight, Roost
 from flocksim.params.game import Game, check_game
+from flocksim.params.obstacles import Obstacles
+from flocksim.params.predator import Predator, SpontaneousTurning
 
 
 class Separation(Strict):
@@ -76,74 +79,6 @@ class Alignment(Strict):
     max_turn: float = quantity(
         0.35, "rad/frame", "Largest angular velocity |omega| of inertial-spin", gt=0.0, le=3.14159
     )
-
-
-class Cruise(Strict):
-    """Speed control: a speed below the cruise speed relaxes toward it.
-
-    Per step of world.dt: speed += (cruise - speed) x min(restore x dt, 1) when speed < cruise =
-    ``speed`` x agents.max_speed; the direction is kept. Reynolds' steering forces slow a bird
-    down whenever a rule's desired direction differs from its heading (the force toward
-    max_speed x d has a component against v), and inertial-spin alignment has no force that
-    speeds it up again: without this control such flocks sink to min_speed. Birds hold a cruise
-    speed by a force along their heading (Hildenbrandt et al. 2010).
-    """
-
-    speed: float = quantity(1.0, "x agents.max_speed", "Cruise speed", gt=0.0, le=1.0)
-    restore: float = quantity(
-        0.0, "1/s", "Rate at which a speed below the cruise speed relaxes to it (0 = off)", ge=0.0, le=1e6
-    )
-
-
-class Flight(Strict):
-    """How a velocity follows the steering: a point mass, or banked flight (Hildenbrandt et al. 2010).
-
-    ``point``: v += a dt (every rule force acts at once in every direction).
-    ``banked``: a bird flies on wings. Per step, with unit heading h, side s = h x up (up = +y;
-    2D: h turned 90 degrees) and u = s x h: the steering's lateral part a.s sets a target bank
-    angle atan(a.s / gravity) (within +-max_bank), which the bank follows at ``roll_in`` per
-    second while it grows and ``roll_out`` while it shrinks; lift g (|v|/cruise_speed)^2 acts
-    along the banked body axis u cos(bank) + s sin(bank) against gravity -g up; thrust minus
-    drag (cruise_speed - |v|)/speed_time acts along h, beside the steering's own forward and
-    vertical parts (a.h) h + (a.u) u. In 2D (seen from above) only the lateral part of the lift
-    acts: g (|v|/cruise_speed)^2 tan(bank) along s, so a bank holds a level turn. The bank angle
-    [rad] is kept in ``state.spin[:, 0]``. Needs basic alignment (the turn comes from the bank).
-    """
-
-    mode: Literal["point", "banked"] = choice("point", "Flight: point (point mass) | banked (wings, lift, roll).")
-    # lower bounds keep (|v| / cruise_speed)^2 and (cruise_speed - |v|) / speed_time finite at any allowed speed
-    cruise_speed: float = quantity(10.0, "units/s", "Speed at which lift equals gravity", ge=1e-3, le=1e9)
-    speed_time: float = quantity(1.0, "s", "Relaxation time of the speed toward cruise_speed", ge=1e-3, le=1e6)
-    gravity: float = quantity(9.81, "units/s^2", "Gravity g (and the lift scale in 2D)", gt=0.0, le=1e9)
-    max_bank: float = quantity(60.0, "deg", "Largest bank angle", gt=0.0, le=85.0)
-    roll_in: float = quantity(10.0, "1/s", "Rate at which the bank grows toward its target", gt=0.0, le=1e6)
-    roll_out: float = quantity(3.0, "1/s", "Rate at which the bank shrinks toward its target", gt=0.0, le=1e6)
-
-
-class Roost(Strict):
-    """Preferential movement above a roosting area instead of walls (Hildenbrandt et al. 2010).
-
-    Outside ``radius`` (horizontal distance d from ``center``: x-z in 3D, x-y in 2D) a bird is
-    pulled horizontally toward the centre with acceleration weight x pull x min((d - radius) /
-    radius, 1); in 3D it is also pulled toward the centre's altitude (y) with weight x
-    clip(altitude_stiffness x (center_y - y), +-max_climb). Weight 0 switches it off.
-    """
-
-    weight: float = quantity(0.0, "", "Weight of the roost attraction (0 = off)", ge=0.0, le=1e6)
-    center: Vector = Field(
-        [0.0, 0.0, 0.0],
-        description="Centre of the roosting area; its y is the preferred altitude in 3D (extra components "
-        "ignored in 2D) [units]; allowed: 2 or 3 finite numbers.",
-        min_length=2,
-        max_length=3,
-        json_schema_extra={"unit": "units"},
-    )
-    radius: float = quantity(100.0, "units", "Horizontal radius of the area with no pull", gt=0.0, le=1e9)
-    pull: float = quantity(2.0, "units/s^2", "Horizontal pull at radius x 2 and beyond", ge=0.0, le=1e9)
-    altitude_stiffness: float = quantity(
-        0.5, "1/s^2", "Vertical pull per unit of altitude away from center's y (3D)", ge=0.0, le=1e9
-    )
-    max_climb: float = quantity(2.0, "units/s^2", "Largest vertical pull (3D)", ge=0.0, le=1e9)
 
 
 class Cohesion(Strict):
@@ -307,94 +242,6 @@ class Rules(Strict):
     roost: Roost = Field(default_factory=Roost, description="Attraction to a roosting area (off by default).")
 
 
-class PanicMultipliers(Strict):
-    """Rule-weight multipliers of birds inside a predator's detection distance.
-
-    The default (separation 1.5, alignment 1.5, cohesion 0.5) spreads a chased
-    flock; separation 0.6, alignment 1.5, cohesion 2.0 makes it cluster.
-    """
-
-    separation: float = quantity(1.5, "", "Multiplier of w_sep near a predator", ge=0.0, le=1e6)
-    alignment: float = quantity(1.5, "", "Multiplier of w_ali (and so of J) near a predator", ge=0.0, le=1e6)
-    cohesion: float = quantity(0.5, "", "Multiplier of w_coh near a predator", ge=0.0, le=1e6)
-
-
-class Predator(Strict):
-    """Predators that chase the flock (docs/starlings.md).
-
-    Each predator pursues its target's predicted position p + v * lead
-    (lead = min(distance / predator speed, lead_max)) at a constant speed,
-    turning at most ``max_turn_deg`` per second. A target within
-    ``catch_radius`` after a step is caught: removed (alive = False) after the
-    step, and the predator then targets the nearest bird. After
-    ``retarget_after`` seconds without a catch it switches to the nearest bird.
-    Nothing is caught while ``min_remaining`` birds or fewer remain. Birds
-    closer than ``detection`` to a predator flee (harder when closer) and have
-    their rule weights multiplied by ``panic``.
-    """
-
-    enabled: bool = Field(False, description="Put predators in the world; allowed: true | false.")
-    count: int = quantity(1, "predators", "Number of predators", ge=1, le=1000)
-    speed: float = quantity(1.3, "x agents.max_speed", "Predator speed", gt=0.0, le=100.0)
-    max_turn_deg: float = quantity(60.0, "deg/s", "Largest turn rate of a predator", gt=0.0, le=1e6)
-    lead_max: float = quantity(1.0, "s", "Longest look-ahead when predicting the target's position", ge=0.0, le=1e6)
-    catch_radius: float = quantity(10.0, "units", "A target this close (or closer) is caught", ge=0.0, le=1e9)
-    retarget_after: float = quantity(
-        30.0, "s", "Switch to the nearest bird after this long without a catch", gt=0.0, le=1e9
-    )
-    min_remaining: int = quantity(20, "agents", "No catch while this many birds or fewer remain", ge=0, le=50_000_000)
-    detection: float = quantity(100.0, "units", "Birds closer than this react to the predator", ge=0.0, le=1e9)
-    flee_weight: float = quantity(
-        1.0,
-        "",
-        "Weight of fleeing, a steering rule like the others; the force also scales with 1 - distance/detection",
-        ge=0.0,
-        le=1e6,
-    )
-    flee_speed: float = quantity(
-        1.3,
-        "x agents.max_speed",
-        "Speed limit of a fleeing bird at the predator; it falls linearly to 1 at the detection distance",
-        ge=1.0,
-        le=100.0,
-    )
-    panic: PanicMultipliers = Field(
-        default_factory=PanicMultipliers, description="Rule-weight multipliers inside the detection distance."
-    )
-
-
-class SpontaneousTurning(Strict):
-    """Spontaneous collective turns (after Attanasi et al. 2014, 2015; docs/starlings.md).
-
-    At random times (exponential intervals with mean ``mean_interval``; a turn
-    due while the previous wave still runs waits for its end) the bird farthest
-    out on a random lateral side of the flock (relative to its mean heading;
-    3D: a horizontal side, up = +y) and its nearest ``initiators - 1`` birds
-    start turning inward. With ``propagation = "imposed"`` every other bird
-    starts the same turn after a delay = its distance from that edge bird /
-    (signal_speed x max_speed); every turning bird turns about the same axis at
-    ``turn_rate_deg`` until it has turned ``angle_deg``; the steering rules keep
-    acting. Those start times are imposed, not emergent. With ``propagation =
-    "emergent"`` only the initiators are turned: the others turn if and when
-    their rules make them (with underdamped inertial-spin alignment the turn
-    crosses the flock as a wave, as Attanasi et al. 2014 observed).
-    """
-
-    enabled: bool = Field(False, description="Start spontaneous turns; allowed: true | false.")
-    mean_interval: float = quantity(6.0, "s", "Mean time between the starts of two turns", gt=0.0, le=1e9)
-    angle_deg: float = quantity(90.0, "deg", "Total angle every bird turns", gt=0.0, le=360.0)
-    turn_rate_deg: float = quantity(90.0, "deg/s", "Turn rate of a turning bird", gt=0.0, le=1e6)
-    initiators: int = quantity(10, "agents", "Birds on the lateral edge that start a turn", ge=1, le=1_000_000)
-    signal_speed: float = quantity(
-        2.5, "x agents.max_speed", "Speed at which the start of the turn spreads from the edge", gt=0.0, le=1e6
-    )
-    propagation: Literal["imposed", "emergent"] = choice(
-        "imposed",
-        "How the turn reaches the other birds: imposed (start delayed by distance / signal speed) | emergent "
-        "(only the initiators are turned; the rest follow through their rules).",
-    )
-
-
 class Navigation(Strict):
     """Path-finding by flow field: agents seek along a field, flocking corrects locally.
 
@@ -456,70 +303,6 @@ class Navigation(Strict):
         if self.source == "image" and not self.image:
             raise ValueError("image: needs a PNG path when source = 'image'")
         return self
-
-
-def _point(doc: str) -> Any:
-    return Field(
-        description=f"{doc} [units]; allowed: as many finite numbers as world.dim.",
-        min_length=2,
-        max_length=3,
-        json_schema_extra={"unit": "units"},
-    )
-
-
-class Circle(Strict):
-    """A round obstacle: circle (2D), sphere (3D), vertical cylinder (planar 3D)."""
-
-    center: Vector = _point("Centre")
-    body_radius: float = quantity(0.5, "units", "Solid radius (agents are kept out of it)", ge=0.0, le=1e9)
-    influence_radius: float = quantity(2.0, "units", "Steering range, from the centre", ge=0.0, le=1e9)
-
-
-class Segment(Strict):
-    """A wall: the segment from ``a`` to ``b`` thickened by ``body_radius`` (a capsule)."""
-
-    a: Vector = _point("First end")
-    b: Vector = _point("Second end")
-    body_radius: float = quantity(0.25, "units", "Half thickness of the wall", ge=0.0, le=1e9)
-    influence_radius: float = quantity(2.0, "units", "Steering range, from the segment", ge=0.0, le=1e9)
-
-
-class Box(Strict):
-    """A solid axis-aligned box from ``min_corner`` to ``max_corner`` (level geometry)."""
-
-    min_corner: Vector = _point("Lowest corner")
-    max_corner: Vector = _point("Highest corner")
-    body_radius: float = quantity(0.0, "units", "Rounding added around the box (solid)", ge=0.0, le=1e9)
-    influence_radius: float = quantity(2.0, "units", "Steering range, from the box's surface", ge=0.0, le=1e9)
-
-
-class Obstacles(Strict):
-    """Static obstacles: circles/spheres, wall segments and boxes.
-
-    Each has a core (a point, a segment, a solid box), a body radius around the core (the
-    solid part: overlap resolution keeps agents' bodies out of it, as an infinite mass) and an
-    influence radius around the core (steering, rules.avoid). Kept in their own grid whose
-    cell size follows the largest influence radius. Not available in periodic space.
-    """
-
-    circles: list[Circle] = Field(
-        [],
-        description="Circles/spheres; allowed: a list of tables {center = [x, y(, z)], body_radius >= 0, "
-        "influence_radius >= 0} [units].",
-    )
-    segments: list[Segment] = Field(
-        [],
-        description="Wall segments; allowed: a list of tables {a = [x, y(, z)], b = [x, y(, z)], body_radius >= 0, "
-        "influence_radius >= 0} [units].",
-    )
-    boxes: list[Box] = Field(
-        [],
-        description="Boxes; allowed: a list of tables {min_corner = [x, y(, z)], max_corner = [x, y(, z)], "
-        "body_radius >= 0, influence_radius >= 0} [units].",
-    )
-
-    def count(self) -> int:
-        return len(self.circles) + len(self.segments) + len(self.boxes)
 
 
 class Overlap(Strict):
