@@ -41,7 +41,7 @@ def test_serial_kernels_take_no_references_to_their_arrays():
     model, state = sim.model, sim.state
     inputs, buf = model.inputs(state), np.zeros((state.n, 3))
     _integrate_agents(0, state.n, state.position, state.velocity, state.alive, buf, model.aux(state.n), inputs.spin,
-                      inputs.turn, state.dim, model.space, sim.dt, model.coefficients)  # fmt: skip
+                      inputs.turn, inputs.wander, state.dim, model.space, sim.dt, model.coefficients)  # fmt: skip
     fresh = CPUDispatcher(_integrate_agents.py_func, targetoptions=dict(_integrate_agents.targetoptions))
     fresh.compile(_integrate_agents.signatures[0])
     (llvm,) = fresh.inspect_llvm().values()
