@@ -12,6 +12,7 @@ from flocksim.components.registry import register_component, registered, unregis
 def test_each_package_registers_its_components_in_acting_order():
     names = [(r.name, r.build.__module__) for r in registered()]
     assert names == [
+        ("wander", "flocksim.components.wander"),  # first: the flight urges' numbers before any other draw
         ("predator", "flocksim.components.predator"),
         ("turning", "flocksim.components.turning"),
         ("game", "flocksim.game.flappy"),
