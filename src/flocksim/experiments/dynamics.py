@@ -91,11 +91,11 @@ def _heavy(p: np.ndarray, v: np.ndarray, k: int, dim: int) -> dict[str, float]:
     return row
 
 
-def measure_dynamics(spec: RunSpec, n: int, preset_start: bool = False) -> dict[str, float]:
+def measure_dynamics(spec: RunSpec, n: int) -> dict[str, float]:
     """One run of ``n`` birds (module docstring): :data:`SETTLE_S` of flight, then a sample every
-    :data:`EVERY_S` for :data:`DURATION_S`. The start is the preset's own (``preset_start``) or the
-    preset's layer widened to its density (:func:`start_at_preset_density`)."""
-    sim = make_sim(spec, n, () if preset_start else start_at_preset_density(spec, n))
+    :data:`EVERY_S` for :data:`DURATION_S`, starting from the preset's layer widened to its density
+    (:func:`start_at_preset_density`)."""
+    sim = make_sim(spec, n, start_at_preset_density(spec, n))
     params = sim.params
     dim = params.world.dim
     rng = np.random.default_rng([spec.seed, 7])
@@ -160,14 +160,10 @@ def measure_dynamics(spec: RunSpec, n: int, preset_start: bool = False) -> dict[
     return out
 
 
-def _condition(label: str, n: int, roost: float, extra: tuple[str, ...] = (), preset: str = "starlings-3d"):
-    roost_override = () if preset == "starlings-3d-large" else (f"rules.roost.radius={roost:g}",)
+def _condition(label: str, n: int, roost: float, extra: tuple[str, ...] = ()) -> Condition:
+    """``n`` birds of starlings-3d above a roost of radius ``roost`` [m], with ``extra`` overrides."""
     return Condition(
-        3,
-        label,
-        (*roost_override, *extra),
-        preset,
-        functools.partial(measure_dynamics, n=n, preset_start=preset == "starlings-3d-large"),
+        3, label, (f"rules.roost.radius={roost:g}", *extra), "starlings-3d", functools.partial(measure_dynamics, n=n)
     )
 
 
