@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import distributed
@@ -163,3 +164,57 @@ def test_cores_bound_the_workers_where_memory_is_plenty(monkeypatch):
     for bad in (0, -1, True, 1.5):
         with pytest.raises(SweepError, match=r"allowed: a whole number from 1 to 2$"):
             cluster.local_workers(bad)
+
+
+# --- Ctrl-C ----------------------------------------------------------------------------------------
+
+
+def _ignores_sigint(pid: int) -> bool:
+    import signal
+
+    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+        ignored = next(int(line.split()[1], 16) for line in handle if line.startswith("SigIgn:"))
+    return bool(ignored & (1 << (signal.SIGINT - 1)))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_on_fit_gives_one_line_and_exit_130(tmp_path):
+    """Ctrl-C at a terminal signals the whole process group: the fit and its worker processes."""
+    import os
+    import signal
+
+    psutil = pytest.importorskip("psutil")
+    tracks = write_tracks_csv(tmp_path / "t.csv", vicsek_positions(40, 4.0, 2.0, frames=12, burn_in=20, seed=2))
+    out = tmp_path / "f.json"
+    args = ["fit", str(tracks), "--preset", "vicsek", "--prior", "vicsek.eta", "-o", str(out), "--workers", "2"]
+    proc = subprocess.Popen(
+        [str(CONSOLE_SCRIPT), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + HANG_GUARD_S
+        parent = psutil.Process(proc.pid)
+        # the two workers run, and the cluster has started: the fit takes Ctrl-C again (its SIGINT is
+        # not ignored any more, as it is while the workers start, for them to inherit)
+        while time.monotonic() < deadline and proc.poll() is None:
+            workers = [c for c in parent.children(recursive=True) if "resource_tracker" not in " ".join(c.cmdline())]
+            if len(workers) >= 2 and not _ignores_sigint(proc.pid):
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(1.0)
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=HANG_GUARD_S)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, (stdout, stderr)
+    assert stderr.strip().splitlines() == [
+        f"interrupted: the fit stopped before its last generation; nothing was written to {out}"
+    ], stderr
+    assert not out.exists()

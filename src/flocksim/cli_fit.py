@@ -133,6 +133,14 @@ def fit(
     except (FitError, TracksError, ConfigError, UsageError, SweepError, PlotError) as exc:
         fail(str(exc))
         return
+    except KeyboardInterrupt:  # Ctrl-C: the cluster is closed on the way out; there is no partial result
+        err.print(
+            f"interrupted: the fit stopped before its last generation; nothing was written to {output}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
     except KilledWorker as exc:
         fail(f"a simulation's Dask workers kept dying ({one_line(exc)}); nothing was written: run the fit again")
         return

@@ -118,22 +118,50 @@ def dask_client(
     n, note = local_workers(workers)  # refuses more than the cores or the memory allow
     if note is not None:
         (console or Console(stderr=True)).print(note, markup=False, highlight=False, soft_wrap=True)
-    with _status(console, f"starting a local Dask cluster of {n} worker processes"):
-        cluster = LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            scheduler_kwargs={"dashboard_address": ":0"},  # its health/metrics HTTP server: any free port
-            silence_logs=logging.CRITICAL,  # worker trouble shows in the rows (status lost), not as log noise
-            env={"NUMBA_NUM_THREADS": str(threads)},
-        )
-        client = Client(cluster)
+    cluster = None
+    try:
+        with _status(console, f"starting a local Dask cluster of {n} worker processes"):
+            with _workers_ignore_ctrl_c():
+                cluster = LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    scheduler_kwargs={"dashboard_address": ":0"},  # its health/metrics HTTP server: any free port
+                    silence_logs=logging.CRITICAL,  # worker trouble shows in the rows (status lost), not as log noise
+                    env={"NUMBA_NUM_THREADS": str(threads)},
+                )
+            client = Client(cluster)
+    except BaseException:
+        if cluster is not None:
+            cluster.close()
+        raise
     try:
         yield client
     finally:
         client.close()
         cluster.close()
+
+
+@contextmanager
+def _workers_ignore_ctrl_c():
+    """SIGINT ignored while the worker processes start, which they inherit (an ignored signal stays
+    ignored across exec, and Python then installs no KeyboardInterrupt handler): Ctrl-C at a
+    terminal signals the whole process group, and each worker would die with a KeyboardInterrupt
+    or EOFError traceback while this process closes the cluster in order. A Ctrl-C during the
+    start (a few seconds, under "starting a local Dask cluster") is lost; a worker that a nanny
+    restarts later takes Ctrl-C as before. Only in the main thread, where signal handlers live."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager
