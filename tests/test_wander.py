@@ -42,13 +42,28 @@ def test_an_urge_steps_exactly_as_the_ornstein_uhlenbeck_process():
 
 def test_speed_control_is_linear_without_a_band_and_cubic_with_one():
     linear = flight_coefficients("rules.flight.speed_time=2.0")
-    assert speed_control(7.0, linear) == pytest.approx((10.0 - 7.0) / 2.0)
-    assert speed_control(13.0, linear) == pytest.approx(-1.5)
+    assert speed_control(7.0, 0.01, linear) == pytest.approx((10.0 - 7.0) / 2.0)
+    assert speed_control(13.0, 0.01, linear) == pytest.approx(-1.5)
     banded = flight_coefficients("rules.flight.speed_time=2.0", "rules.flight.speed_band=1.5")
-    assert speed_control(7.0, banded) == pytest.approx(1.5 * (3.0 / 1.5) ** 2)  # stronger far off
-    assert speed_control(9.5, banded) == pytest.approx(0.25 * (0.5 / 1.5) ** 2)  # weak near cruise
-    assert speed_control(13.0, banded) == pytest.approx(-1.5 * 4.0)  # the sign kept
-    assert speed_control(10.0, banded) == 0.0
+    assert speed_control(7.0, 0.01, banded) == pytest.approx(1.5 * (3.0 / 1.5) ** 2)  # stronger far off
+    assert speed_control(9.5, 0.01, banded) == pytest.approx(0.25 * (0.5 / 1.5) ** 2)  # weak near cruise
+    assert speed_control(13.0, 0.01, banded) == pytest.approx(-1.5 * 4.0)  # the sign kept
+    assert speed_control(10.0, 0.01, banded) == 0.0
+
+
+def test_speed_control_never_carries_the_speed_past_cruise_in_one_step():
+    """A stiff law (a tiny band, or speed_time below dt) is capped at rate 1/dt: one step lands on
+    cruise instead of overshooting it and growing (seen: speed_band 1e-300 gave NaN in 2 steps)."""
+    dt = 0.01
+    for overrides in (("rules.flight.speed_band=1e-300",), ("rules.flight.speed_time=1e-3",)):
+        c = flight_coefficients(*overrides)
+        for speed in (0.5, 7.0, 9.999, 10.001, 13.0, 1e6):
+            thrust = speed_control(speed, dt, c)
+            assert thrust == pytest.approx((10.0 - speed) / dt, rel=1e-12)
+            assert speed + thrust * dt == pytest.approx(10.0, rel=1e-9)
+    # where the cap does not bind, the law is untouched (the presets' runs bit for bit)
+    banded = flight_coefficients("rules.flight.speed_band=1.5")
+    assert speed_control(4.0, dt, banded) == 6.0 * (6.0 / 1.5) ** 2
 
 
 def test_the_speed_urge_adds_to_thrust_and_the_turning_urge_sets_the_bank():

@@ -53,18 +53,22 @@ def rolled_bank(bank, lateral, gravity, max_bank, roll_in, roll_out, dt):
 
 
 @block_device
-def speed_control(speed, c):
+def speed_control(speed, dt, c):
     """Thrust minus drag [units/s^2] of a bird flying at ``speed``: (cruise - speed) / speed_time,
     times ((cruise - speed) / speed_band)^2 when speed_band > 0, so that within about speed_band
     of cruise the speed is held only weakly (marginal speed control, Cavagna et al. 2022, Nat.
-    Commun. 13:2315) and farther off more strongly than the linear law."""
+    Commun. 13:2315) and farther off more strongly than the linear law. Its rate is capped at
+    1/dt, so that on its own it never carries the speed past cruise in one step of dt [s] (the
+    explicit step of a stiff law would oscillate and grow); at the presets' dt the cap binds only
+    tens of m/s off cruise."""
     delta = c.flight_cruise - speed
     thrust = delta / c.flight_speed_time
     band = c.flight_speed_band
     if band > 0.0:
         ratio = delta / band
         thrust *= ratio * ratio
-    return thrust
+    limit = abs(delta) / dt
+    return min(max(thrust, -limit), limit)
 
 
 @block_device
@@ -101,7 +105,7 @@ def banked_velocity(vx, vy, vz, ax, ay, az, bank, wander_forward, wander_lateral
     bank = rolled_bank(bank, lateral, g, c.flight_max_bank, c.flight_roll_in, c.flight_roll_out, dt)
     ratio = speed / c.flight_cruise
     lift = g * ratio * ratio
-    thrust = speed_control(speed, c) + forward + wander_forward
+    thrust = speed_control(speed, dt, c) + forward + wander_forward
     if dim == 2:
         side = lift * math.tan(bank)
         return vx + (thrust * hx + side * sx) * dt, vy + (thrust * hy + side * sy) * dt, 0.0, bank
