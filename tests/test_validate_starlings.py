@@ -60,6 +60,9 @@ def test_thrust_minus_drag_is_linear_or_cubic_in_the_speed_deficit():
     assert ref.thrust(np.array([7.0]), ref.LINEAR)[0] == pytest.approx(3.0)
     assert ref.thrust(np.array([7.0]), ref.PRESET)[0] == pytest.approx(3.0 * (3.0 / 1.5) ** 2)
     assert ref.thrust(np.array([11.5]), ref.PRESET)[0] == pytest.approx(-1.5)
+    # a stiff law is capped at rate 1/dt: 7 m/s with a band of 0.01 m/s reaches cruise in one step
+    stiff = replace(ref.PRESET, speed_band=0.01)
+    assert ref.thrust(np.array([7.0]), stiff)[0] == pytest.approx(3.0 / DT)
 
 
 def test_level_flight_at_cruise_is_steady_and_a_banked_bird_turns_by_its_lift():

@@ -20,7 +20,7 @@ One step (:func:`step`), per bird i of position p, velocity v, unit heading h, b
    atan(a.s / g), clipped to +-max_bank, at roll_in while it grows in size on its side and
    roll_out otherwise, never overshooting; dv = (thrust + a.h) h + (a.u) u
    + g (|v|/cruise)^2 (u cos b + s sin b) - g up, thrust = (cruise - |v|)/speed_time
-   (times ((cruise - |v|)/band)^2 with a speed band);
+   (times ((cruise - |v|)/band)^2 with a speed band; at most |cruise - |v||/dt in size);
 5. v += dv dt, |v| clamped to [min_speed, max_speed], p += v dt.
 
 Every bird is updated from the same snapshot. Written for clarity (all pairs), not speed.
@@ -177,12 +177,13 @@ def rolled(bank: np.ndarray, lateral: np.ndarray, p: StarlingParams) -> np.ndarr
 
 
 def thrust(speed: np.ndarray, p: StarlingParams) -> np.ndarray:
-    """Thrust minus drag along the heading [m/s^2]."""
+    """Thrust minus drag along the heading [m/s^2], at most |cruise - speed| / dt in size (on its own
+    it never carries the speed past cruise in one step)."""
     delta = p.cruise - speed
     out = delta / p.speed_time
     if p.speed_band > 0.0:
         out = out * (delta / p.speed_band) ** 2
-    return out
+    return np.clip(out, -np.abs(delta) / p.dt, np.abs(delta) / p.dt)
 
 
 def fly(velocity: np.ndarray, bank: np.ndarray, accel: np.ndarray, p: StarlingParams):
