@@ -41,6 +41,7 @@ from rich.text import Text
 
 from flocksim.config import to_dict
 from flocksim.engines import ENGINES
+from flocksim.sweep.cluster import SCHEDULER_TIMEOUT_S, check_scheduler
 from flocksim.sweep.expand import Task, expand
 from flocksim.sweep.results import ResultsStore
 from flocksim.sweep.spec import Sweep, SweepError
@@ -104,8 +105,9 @@ def dask_client(
     if scheduler is not None:
         if workers is not None:
             raise SweepError("--workers: applies to the local cluster only; allowed: --workers or --scheduler")
+        check_scheduler(scheduler)  # Client's own timeout does not cover the handshake: it would hang
         try:
-            client = Client(scheduler, timeout="10s")
+            client = Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise SweepError(f"--scheduler: cannot connect to {scheduler!r} ({one_line(exc)})") from None
         try:
