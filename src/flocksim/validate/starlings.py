@@ -42,10 +42,10 @@ def strip(overrides: tuple[str, ...]) -> list[str]:
     return [o.strip()[len(PREFIX) :] if o.strip().startswith(PREFIX) else o for o in overrides]
 
 
-def starling_sim(n: int, overrides: tuple[str, ...] = ()) -> Simulation:
+def starling_sim(n: int, overrides: tuple[str, ...] = (), seed: int = 0) -> Simulation:
     """The preset with ``n`` birds and no urges, then the model changes ``overrides`` (one thread)."""
     params = apply_overrides(load_preset(PRESET), [f"agents.n={n}", *QUIET, *strip(overrides)])
-    return Simulation(params, seed=0, threads=1)
+    return Simulation(params, seed=seed, threads=1)
 
 
 def fly_flocksim(position, velocity, steps: int, overrides: tuple[str, ...] = ()):
