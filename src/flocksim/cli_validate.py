@@ -25,8 +25,9 @@ def validate(
         list[str] | None,
         typer.Option(
             "--set",
-            help="Change the model of the vicsek or couzin checks, KEY=VALUE with a vicsek.* or couzin.* key "
-            "(repeatable): a deliberately changed model must fail against the references.",
+            help="Change the model of the vicsek, couzin or starling checks, KEY=VALUE with a vicsek.* or couzin.* "
+            "key, or starlings.KEY for KEY of the starlings-3d preset (repeatable): a deliberately changed model "
+            "must fail against the references.",
         ),
     ] = None,
     reference: Annotated[
@@ -59,15 +60,18 @@ def validate(
         bool, typer.Option("--force", help="Replace the report in an --output folder that already holds one.")
     ] = False,
 ) -> None:
-    """Check flocksim against published results (Vicsek 1995, Couzin 2002, inertial-spin theory, metric
-    identities), point by point against independent NumPy references of the papers where there is one;
-    write a markdown report with figures. Exits 1 if a check fails.
+    """Check flocksim against published results (Vicsek 1995, Couzin 2002, inertial-spin theory, banked
+    starlings after Hildenbrandt et al. 2010, metric identities), point by point against independent NumPy
+    references of the papers where there is one; write a markdown report with figures. Exits 1 if a check
+    fails.
 
     Example: flocksim validate --quick -o report
 
     One check: flocksim validate --quick --only vicsek
 
     A changed model fails: flocksim validate --quick --only vicsek --set vicsek.update=forward
+
+    Starlings with 6 neighbours fail: flocksim validate --quick --only starling-step --set starlings.neighbors.k=6
 
     Re-make the reference curves (docs/results/validation/): flocksim validate --make-reference --jobs 2
 
@@ -86,7 +90,8 @@ def validate(
 
     if list_checks:
         for name, check in CHECKS.items():
-            out.print(f"{name}: {check.summary}", markup=False)
+            guards = f" Guards: {check.guards}." if check.guards else ""
+            out.print(f"{name}: {check.summary}{guards}", markup=False, highlight=False, soft_wrap=True)
         return
     bad = [name for name in only or [] if name not in CHECKS]
     if bad:
@@ -135,7 +140,8 @@ def validate(
 
 
 def _check_overrides(overrides: tuple[str, ...]) -> str:
-    """'' if every --set names a key of the vicsek or couzin parameters with an allowed value, else the error."""
+    """'' if every --set names a key of the vicsek or couzin parameters (or starlings.KEY of the starlings-3d
+    preset) with an allowed value, else the error."""
     from flocksim.config import ConfigError, apply_overrides, validate
     from flocksim.validate.suite import MODELS
 
@@ -145,7 +151,13 @@ def _check_overrides(overrides: tuple[str, ...]) -> str:
         if "=" not in text or model not in MODELS or "." not in key:
             return f"--set: {text!r}; allowed: KEY=VALUE with a key {' or '.join(f'{m}.*' for m in MODELS)}"
         try:
-            apply_overrides(validate({"model": model}), [text])
+            if model == "starlings":
+                from flocksim.scenarios import load_preset
+                from flocksim.validate.starlings import PRESET, strip
+
+                apply_overrides(load_preset(PRESET), strip((text,)))
+            else:
+                apply_overrides(validate({"model": model}), [text])
         except ConfigError as exc:
             return f"--set: {exc}"
     return ""

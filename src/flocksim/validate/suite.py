@@ -11,6 +11,7 @@ from flocksim.validate.checks import CheckResult
 from flocksim.validate.couzin import check_couzin_hysteresis, check_couzin_phases, check_couzin_reference
 from flocksim.validate.identities import check_identities
 from flocksim.validate.spin import check_spin_propagation
+from flocksim.validate.starlings import check_starling_flight, check_starling_roost, check_starling_step
 from flocksim.validate.vicsek import check_vicsek
 
 
@@ -19,11 +20,14 @@ class Check:
     """A check: ``run(quick, **options)`` returns its :class:`CheckResult`. ``model``: the model whose
     parameters ``--set`` may change for it (passed as ``overrides``; the number of flocksim seeds as
     ``seeds``); ``reference``: it compares with the stored reference curves (passed as ``reference``,
-    a folder)."""
+    a folder); ``seeded``: it takes ``seeds`` (a model check with no random numbers does not);
+    ``guards``: what a mistake it catches, for ``validate --list``."""
 
     run: Callable[..., CheckResult]
     model: str | None = None
     reference: bool = False
+    seeded: bool = True
+    guards: str = ""
 
     @property
     def summary(self) -> str:
@@ -31,17 +35,52 @@ class Check:
 
 
 CHECKS: dict[str, Check] = {
-    "identities": Check(check_identities),
-    "vicsek": Check(check_vicsek, "vicsek", reference=True),
-    "couzin-phases": Check(check_couzin_phases, "couzin"),
-    "couzin-hysteresis": Check(check_couzin_hysteresis, "couzin"),
-    "couzin-reference": Check(check_couzin_reference, "couzin", reference=True),
-    "spin-propagation": Check(check_spin_propagation),
+    "identities": Check(
+        check_identities, guards="the metrics every other check reads (polarization, milling, correlation, gamma(1))"
+    ),
+    "vicsek": Check(
+        check_vicsek, "vicsek", reference=True, guards="the Vicsek model: its update order, noise and neighbourhood"
+    ),
+    "couzin-phases": Check(
+        check_couzin_phases, "couzin", guards="the Couzin model's zones and turning: the four group states"
+    ),
+    "couzin-hysteresis": Check(
+        check_couzin_hysteresis, "couzin", guards="the Couzin model's memory of its previous state"
+    ),
+    "couzin-reference": Check(
+        check_couzin_reference,
+        "couzin",
+        reference=True,
+        guards="the Couzin model, point by point: zones, blind angle, turning rate, noise",
+    ),
+    "spin-propagation": Check(
+        check_spin_propagation, guards="inertial-spin alignment: the linear speed of an information wave"
+    ),
+    "starling-flight": Check(
+        check_starling_flight,
+        "starlings",
+        seeded=False,
+        guards="banked flight: lift, gravity, thrust minus drag, the bank's roll toward atan(a_lat/g)",
+    ),
+    "starling-roost": Check(
+        check_starling_roost,
+        "starlings",
+        seeded=False,
+        guards="the roost's horizontal pull (its size and ramp) and vertical spring",
+    ),
+    "starling-step": Check(
+        check_starling_step,
+        "starlings",
+        seeded=False,
+        guards="the whole starling step: the 7 nearest neighbours, the blind angle, separation, alignment, "
+        "cohesion, steering limit, roost, banked flight",
+    ),
 }
 """Check name -> :class:`Check` (an explicit registry, run in this order)."""
 
-MODELS = ("vicsek", "couzin")
-"""Models whose parameters ``--set`` may change (keys ``vicsek.*`` and ``couzin.*``)."""
+MODELS = ("vicsek", "couzin", "starlings")
+"""Models whose parameters ``--set`` may change (keys ``vicsek.*``, ``couzin.*``; ``starlings.KEY``
+changes KEY of the ``starlings-3d`` preset, e.g. ``starlings.neighbors.k=6``)."""
 
 
 def overrides_for(model: str | None, overrides: tuple[str, ...]) -> tuple[str, ...]:
@@ -76,7 +115,8 @@ def run_checks(
         options: dict[str, object] = {}
         if check.model is not None:
             options["overrides"] = overrides_for(check.model, overrides)
-            options["seeds"] = seeds
+            if check.seeded:
+                options["seeds"] = seeds
         if check.reference:
             options["reference"] = reference
         started = time.perf_counter()

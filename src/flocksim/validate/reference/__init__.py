@@ -8,4 +8,6 @@ arithmetic, sums along one axis, and the ``math`` module's scalar functions.
 
 - :mod:`.vicsek_numpy`: Vicsek, Czirok, Ben-Jacob, Cohen, Shochet (1995).
 - :mod:`.couzin_numpy`: Couzin, Krause, James, Ruxton, Franks (2002).
+- :mod:`.starling_numpy`: banked starlings above a roost (Hildenbrandt, Carere & Hemelrijk 2010;
+  Hemelrijk & Hildenbrandt 2011), with flocksim's documented rule forms.
 """
