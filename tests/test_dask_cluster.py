@@ -169,6 +169,13 @@ def test_cores_bound_the_workers_where_memory_is_plenty(monkeypatch):
 # --- Ctrl-C ----------------------------------------------------------------------------------------
 
 
+def _command(process, psutil) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # gone, or a zombie, since it was listed
+        return ""
+
+
 def _ignores_sigint(pid: int) -> bool:
     import signal
 
@@ -201,7 +208,7 @@ def test_ctrl_c_on_fit_gives_one_line_and_exit_130(tmp_path):
         # the two workers run, and the cluster has started: the fit takes Ctrl-C again (its SIGINT is
         # not ignored any more, as it is while the workers start, for them to inherit)
         while time.monotonic() < deadline and proc.poll() is None:
-            workers = [c for c in parent.children(recursive=True) if "resource_tracker" not in " ".join(c.cmdline())]
+            workers = [c for c in parent.children(recursive=True) if "spawn_main" in _command(c, psutil)]
             if len(workers) >= 2 and not _ignores_sigint(proc.pid):
                 break
             time.sleep(0.1)

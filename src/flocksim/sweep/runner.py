@@ -139,8 +139,9 @@ def dask_client(
     try:
         yield client
     finally:
-        client.close()
-        cluster.close()
+        with _workers_ignore_ctrl_c():  # a second Ctrl-C does not cut the closing short
+            client.close()
+            cluster.close()
 
 
 @contextmanager
