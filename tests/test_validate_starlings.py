@@ -17,7 +17,13 @@ from typer.testing import CliRunner
 
 from flocksim.cli import app
 from flocksim.validate.reference import starling_numpy as ref
-from flocksim.validate.starlings import check_starling_flight, check_starling_roost, check_starling_step
+from flocksim.validate.starlings import (
+    check_starling_flight,
+    check_starling_roost,
+    check_starling_step,
+    roost_return,
+    turn_figures,
+)
 
 G = 9.81
 DT = 1.0 / 60.0
@@ -109,6 +115,25 @@ def test_the_roost_turns_a_bird_and_holds_its_altitude():
     assert a[0] == pytest.approx([0.0, 1.0 - 2.0 * math.sqrt(0.1), 0.0])
     a = ref.roost_pull(np.array([[10.0, -100.0, 0.0]]), np.array([[10.0, 0.0, 0.0]]), p)
     assert a[0][1] == pytest.approx(p.max_climb)
+
+
+def test_a_level_circle_gives_its_radius_and_the_bank_of_a_level_turn():
+    """Velocities along a circle of radius 50 m at 10 m/s, banked at atan(v^2/(g r)): the measured
+    radius is 50 m and tan(bank) / (v^2/(g r)) is 1; a straight path has no radius."""
+    t = np.arange(121) * DT
+    angle = 10.0 / 50.0 * t
+    vel = np.stack([10.0 * np.cos(angle), 0.0 * t, 10.0 * np.sin(angle)], axis=1)[:, None, :]
+    bank = np.full((121, 1), math.atan(100.0 / (G * 50.0)))
+    turn = turn_figures(vel, bank, DT, slice(0, 120))
+    assert turn["radius"] == pytest.approx(50.0) and turn["speed"] == pytest.approx(10.0)
+    assert turn["tan_ratio"] == pytest.approx(1.0) and turn["bank"] == pytest.approx(math.degrees(bank[0, 0]))
+    straight = turn_figures(np.tile([[[10.0, 0.0, 0.0]]], (121, 1, 1)), 0.0 * bank, DT, slice(0, 120))
+    assert straight["radius"] == math.inf and math.isnan(straight["tan_ratio"])
+
+
+def test_the_return_time_is_the_first_step_back_inside():
+    assert roost_return(np.array([150.0, 160.0, 120.0, 99.0, 98.0, 101.0]), 100.0, 0.5) == (1.5, 160.0)
+    assert roost_return(np.array([150.0, 160.0]), 100.0, 0.5) == (math.inf, 160.0)
 
 
 def failed(result) -> set[str]:

@@ -80,7 +80,10 @@ def turn_figures(vel: np.ndarray, bank: np.ndarray, dt: float, window: slice) ->
     speed = np.hypot(v[:, 0], v[:, 2])[:-1]
     b = bank[:-1, 0]
     rate, speed, b = rate[window], speed[window], b[window]
-    radius = float(np.mean(speed) / np.mean(rate)) if np.mean(rate) > 0 else math.inf
+    if np.mean(rate) <= 0.0:  # no turn at all: no radius, and tan(bank) / (v^2/(g r)) is undefined (fails)
+        return {"bank": math.degrees(float(np.mean(np.abs(b)))), "speed": float(np.mean(speed)),
+                "radius": math.inf, "tan_ratio": math.nan}  # fmt: skip
+    radius = float(np.mean(speed) / np.mean(rate))
     lift_ratio = float(np.mean(np.tan(np.abs(b))) / np.mean(speed * rate / ref.PRESET.gravity))
     return {
         "bank": math.degrees(float(np.mean(np.abs(b)))),
