@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -542,3 +544,33 @@ def test_random_messages_raise_only_control_error(params3d, message):
 @given(json_values)
 def test_random_json_raises_only_control_error(params3d, value):
     parses_or_control_error(json.dumps(value), params3d)
+
+
+PYTHON_TERMS = re.compile(r"\bNone\b|ValueError|RecursionError|TypeError")
+
+
+def test_refusals_are_in_the_users_terms_not_pythons(params3d):
+    """Before: "not valid JSON (RecursionError)", "not valid JSON (ValueError)", "set: invalid change
+    (ValueError: ...)" and set_view's "allowed: a non-zero vector, or None"."""
+    from flocksim.components.detail import _unit_axis
+
+    cases = {
+        "[" * 20_000 + "]" * 20_000: "message: not valid JSON (nested too deeply to read)",
+        '{"type": "pause", "x": 1' + "0" * 5000 + "}": "message: not valid JSON (a number of more than "
+        f"{sys.get_int_max_str_digits()} digits)",
+    }
+    for text, expected in cases.items():
+        with pytest.raises(ControlError) as info:
+            parse_control(text, params3d, max_bytes=MAX_CONTROL_BYTES)
+        assert str(info.value) == expected
+    with pytest.raises(ValueError) as info:
+        _unit_axis([0.0, 0.0, 0.0], 3)
+    assert str(info.value) == (
+        "set_view: direction must not be all zeros; allowed: a non-zero vector, or no direction (no view cone)"
+    )
+    from flocksim.viewer.controls import plain_reason  # new: the reason of a refused change, in words
+
+    assert plain_reason(ValueError("speed must be  > 0\n (got -1)")) == "speed must be > 0 (got -1)"
+    assert plain_reason(RecursionError("maximum recursion depth exceeded")) == "nested too deeply"
+    for message in [*cases.values(), str(info.value), plain_reason(ValueError("x"))]:
+        assert not PYTHON_TERMS.search(message), message

@@ -63,7 +63,9 @@ def _unit_axis(value: Any, dim: int) -> np.ndarray:
     """The view cone's axis: ``value`` (dim finite numbers, not all zero) normalised."""
     unit = unit_vector(_vector("direction", value, dim))  # scaled first: [1e308] * 3 has no finite length
     if unit is None:
-        raise ValueError("set_view: direction must not be all zeros; allowed: a non-zero vector, or None")
+        raise ValueError(
+            "set_view: direction must not be all zeros; allowed: a non-zero vector, or no direction (no view cone)"
+        )
     return unit
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -247,8 +248,12 @@ def _load_json(text: str | bytes | bytearray | memoryview, max_bytes: int) -> An
         raise ControlError(f"message: not valid JSON ({exc.msg} at character {exc.pos})") from None
     except _BadJsonError as exc:
         raise ControlError(f"message: not valid JSON ({exc})") from None
-    except (ValueError, RecursionError) as exc:  # e.g. an integer with too many digits, deep nesting
-        raise ControlError(f"message: not valid JSON ({type(exc).__name__})") from None
+    except RecursionError:
+        raise ControlError("message: not valid JSON (nested too deeply to read)") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise ControlError(
+            f"message: not valid JSON (a number of more than {sys.get_int_max_str_digits()} digits)"
+        ) from None
 
 
 # ------------------------------------------------------------------------------------ set
@@ -314,7 +319,7 @@ def apply_changes(params: AnyParams, changes: Mapping[str, Any]) -> AnyParams:
     except ConfigError as exc:
         raise ControlError(str(exc)) from None
     except (ValueError, TypeError, RecursionError) as exc:  # the schema's own checks, whatever their type
-        raise ControlError(f"set: invalid change ({type(exc).__name__}: {exc})") from None
+        raise ControlError(f"set: invalid change ({plain_reason(exc)})") from None
 
 
 # ------------------------------------------------------------------------------------ messages
@@ -432,6 +437,15 @@ def _view(message: dict[str, Any], dim: int) -> ViewControl:
     if fov is not None and not 0.0 < fov <= 360.0:
         raise ControlError(f"view.fov_deg: allowed: more than 0 up to 360 [deg]; got {fov:g}")
     return ViewControl(position=tuple(values[key] for key in axes), direction=direction, fov_deg=fov)
+
+
+def plain_reason(exc: BaseException) -> str:
+    """Why a change was refused, in words: the exception's message on one line, without Python's
+    type name (nesting too deep to handle said as such)."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    text = " ".join(str(exc).split())
+    return text[:300] if text else "refused by the parameter schema"
 
 
 def error_reply(message: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from flocksim.config import AnyParams, ConfigError, apply_overrides
 from flocksim.scenarios import load_preset
-from flocksim.viewer.controls import ControlError
+from flocksim.viewer.controls import ControlError, plain_reason
 
 DEFAULT_MAX_AGENTS = 200_000
 """Default cap on ``agents.n`` per connection."""
@@ -46,7 +46,7 @@ def params_from_query(preset: str, overrides: list[str], max_agents: int) -> Any
     except ConfigError as exc:
         raise ControlError(str(exc)) from None
     except (ValueError, TypeError, RecursionError) as exc:
-        raise ControlError(f"set: invalid override ({type(exc).__name__}: {exc})") from None
+        raise ControlError(f"set: invalid override ({plain_reason(exc)})") from None
     check_agent_cap(params, max_agents)
     return params
 
