@@ -111,6 +111,24 @@ def test_track_and_frame_memory_by_hand():
     assert frame_memory(10, 3) == 4000 + 32 * 2**20
 
 
+def test_the_track_refusal_says_what_its_estimate_is_made_of(monkeypatch):
+    """6x10^7 values are 458 MiB as float64; the 8.9 GiB asked for is reading at 80 bytes a value
+    (4.5 GiB) and one frame's analyses of 10^7 birds (4.4 GiB): the line says so, and the parts add up."""
+    from flocksim.io.resample import check_track_size
+
+    monkeypatch.setattr(budgets, "memory_headroom", lambda: 174 * 2**20)
+    with pytest.raises(BudgetError) as info:
+        check_track_size(3, 10**7, 2, "f.nc: variable 'position'")
+    assert str(info.value) == (
+        "f.nc: variable 'position': 3 frames x 10,000,000 birds x 2 coordinates: needs about 8.9 GiB of memory "
+        "(4.5 GiB to read, resample and difference 60,000,000 values at about 80 bytes each, not only their "
+        "457.8 MiB as float64; 4.4 GiB for one frame's analyses of 10,000,000 birds), more than the 174.0 MiB this "
+        "process can still allocate; allowed: fewer frames or birds (a larger --dt, a shorter file), or a machine "
+        "with more memory"
+    )
+    assert track_memory(3, 10**7, 2) == 6 * 10**7 * 80 + frame_memory(10**7, 2)
+
+
 def test_check_memory_refuses_what_does_not_fit_the_headroom(monkeypatch):
     monkeypatch.setattr(budgets, "memory_headroom", lambda: 1000)
     check_memory(1000, "x", "allowed: less")

@@ -46,7 +46,13 @@ def test_prior_ranges_come_from_the_schema():
         (["vicsek.eta=0.5:7"], "--prior vicsek.eta: 0.5:7 leaves the parameter's range; allowed: within the schema "
          "range [0, 6.28319]"),
         (["vicsek.eta=-1:2"], "leaves the parameter's range"),
-        (["vicsek.eta=3:1"], "--prior vicsek.eta: empty range 3:1; allowed: LO < HI"),
+        (["vicsek.eta=3:1"], "--prior vicsek.eta: empty range 3:1; allowed: LO < HI within the schema range [0, "
+         "6.28319]"),
+        (["agents.n=10:100"], "--prior agents.n: a whole number, which a fit's uniform prior cannot draw; allowed: a "
+         "real-valued parameter of the vicsek model, e.g. vicsek.speed, vicsek.radius, vicsek.eta, "),
+        (["world.dt=0.5:2"], "--prior world.dt: not fitted: the tracks fix the simulated world (time step, box, "
+         "dimension); allowed: a real-valued parameter of the vicsek model, e.g. vicsek.speed"),
+        (["pointer.radius=0:1"], "--prior pointer.radius: not fitted: the viewer's pointer takes no part in a fit"),
         (["vicsek.etta=1:2"], "--prior vicsek.etta: unknown key of the vicsek model; allowed keys here: speed, radius, "
          "eta, update"),
         (["rules.alignment.weight=0:1"], "--prior rules: unknown key of the vicsek model"),
@@ -63,6 +69,7 @@ def test_bad_priors_say_which_and_what_is_allowed(texts, message):
         parse_priors(texts, VICSEK)
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+    assert str(info.value).count("allowed") <= 1, str(info.value)
 
 
 # --- one statistics path ------------------------------------------------------------------------

@@ -181,7 +181,7 @@ def test_store_opens_with_plain_xarray_with_named_dims_coords_and_attrs(tmp_path
     assert attrs["every"] == 3 and attrs["preset"] == "starlings-2d"
     assert "T" in attrs["created"] and attrs["created"].endswith("+00:00")
     assert loads_toml(attrs["params_toml"]) == sim.params
-    assert attrs["params"] == to_dict(sim.params) == tomllib.loads(attrs["params_toml"])
+    assert attrs["params"] == to_dict(sim.params) == tomllib.loads(attrs["params_toml"])  # plain xarray: a mapping
     # the last frame is the simulation's final state, rounded to float32
     last = ds.isel(time=-1)
     assert np.array_equal(last.position.values, sim.state.position.astype(np.float32))
@@ -196,6 +196,25 @@ def test_open_run_gives_the_dataset_and_float64_precision(tmp_path):
     assert ds.position.dtype == np.float64
     assert np.array_equal(ds.position.isel(time=-1).values, sim.state.position)
     assert ds.attrs["precision"] == "float64"
+
+
+def test_open_run_writes_to_netcdf_whole(tmp_path):
+    """Before, open_run(...).to_netcdf() failed on an intact store: TypeError: Invalid value for attr
+    'checkpoint_every' / 'params' (None, a dict: netCDF holds neither)."""
+    import json
+
+    path = tmp_path / "run.zarr"
+    sim = record(path, small(), steps=6, attrs={"preset": "boids-2d", "overrides": []})
+    ds = open_run(path)
+    assert json.loads(ds.attrs["params"]) == to_dict(sim.params)
+    assert json.loads(ds.attrs["overrides"]) == []
+    out = tmp_path / "run.nc"
+    ds.to_netcdf(out)
+    back = xr.open_dataset(out)
+    assert np.array_equal(back.position.values, ds.position.values)
+    assert loads_toml(back.attrs["params_toml"]) == sim.params
+    assert json.loads(back.attrs["params"]) == to_dict(sim.params)
+    back.close()
 
 
 def test_frame_metrics_agree_with_simulation_metrics():

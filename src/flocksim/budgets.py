@@ -206,14 +206,16 @@ def memory_headroom() -> int | None:
     return max(min(limits), 0) if limits else None
 
 
-def check_memory(need: int, what: str, hint: str) -> None:
+def check_memory(need: int, what: str, hint: str, parts: str | None = None) -> None:
     """BudgetError when ``need`` bytes (an estimate of a computation's peak) is more than
-    :func:`memory_headroom`; ``what`` names the input and its size, ``hint`` what is allowed."""
+    :func:`memory_headroom`; ``what`` names the input and its size, ``hint`` what is allowed,
+    ``parts`` (optional) what the estimate is made of, shown in brackets after it."""
     room = memory_headroom()
     if room is not None and need > room:
+        made_of = f" ({parts})" if parts else ""
         raise BudgetError(
-            f"{what}: needs about {readable.nbytes(need)} of memory, more than the {readable.nbytes(room)} this "
-            f"process can still allocate; {hint}"
+            f"{what}: needs about {readable.nbytes(need)} of memory{made_of}, more than the {readable.nbytes(room)} "
+            f"this process can still allocate; {hint}"
         )
 
 

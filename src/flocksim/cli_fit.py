@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -110,21 +111,22 @@ def fit(
                 raise UsageError(f"--plot: cannot write {plot.name!r}; allowed: a file ending in .png, .svg or .pdf")
             check_output_path("--plot", plot, force=force)
         params = resolve_params(preset, overrides)
-        result = run_fit(
-            tracks,
-            params,
-            priors or [],
-            simulations=simulations,
-            workers=workers,
-            scheduler=scheduler,
-            seed=seed,
-            fps=fps,
-            velocity=velocity,
-            burn_in=burn_in,
-            statistics=statistics,
-            distance=distance,
-            console=None if no_bar(False, err) else err,
-        )
+        with _ctrl_c_until_it_arrives():
+            result = run_fit(
+                tracks,
+                params,
+                priors or [],
+                simulations=simulations,
+                workers=workers,
+                scheduler=scheduler,
+                seed=seed,
+                fps=fps,
+                velocity=velocity,
+                burn_in=burn_in,
+                statistics=statistics,
+                distance=distance,
+                console=None if no_bar(False, err) else err,
+            )
         check_output_path("--output", output, force=force)  # again: the fit took long, the path may exist now
         if plot is not None:
             check_output_path("--plot", plot, force=force)
@@ -133,6 +135,14 @@ def fit(
     except (FitError, TracksError, ConfigError, UsageError, SweepError, PlotError) as exc:
         fail(str(exc))
         return
+    except KeyboardInterrupt:  # Ctrl-C: the cluster is closed on the way out; there is no partial result
+        err.print(
+            f"interrupted: the fit stopped before its last generation; nothing was written to {output}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
     except KilledWorker as exc:
         fail(f"a simulation's Dask workers kept dying ({one_line(exc)}); nothing was written: run the fit again")
         return
@@ -151,6 +161,46 @@ def fit(
     )
     if figure is not None:
         out.print(f"figure -> {figure}", markup=False, highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def _ctrl_c_until_it_arrives():
+    """Ctrl-C raises KeyboardInterrupt in the block, again every second until one leaves it: a
+    KeyboardInterrupt raised while a library's callback runs (Dask's garbage-collection callback,
+    say) is dropped by Python (with an "Exception ignored" traceback, not shown here), and the fit
+    would go on as if nothing was pressed. Only in the main thread; the handler and hook before are
+    restored on the way out."""
+    import _thread
+    import signal
+    import sys
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stop = threading.Event()
+
+    def again() -> None:
+        while not stop.wait(1.0):
+            _thread.interrupt_main()  # runs the handler below in the main thread (none while SIGINT is ignored)
+
+    def handler(signum, frame):
+        if not stop.is_set() and not any(t.name == "flocksim-ctrl-c" for t in threading.enumerate()):
+            threading.Thread(target=again, name="flocksim-ctrl-c", daemon=True).start()
+        raise KeyboardInterrupt
+
+    def unraisable(info) -> None:  # the dropped KeyboardInterrupt: no "Exception ignored" text, it comes again
+        if not isinstance(info.exc_value, KeyboardInterrupt):
+            hook(info)
+
+    previous, hook = signal.signal(signal.SIGINT, handler), sys.unraisablehook
+    sys.unraisablehook = unraisable
+    try:
+        yield
+    finally:
+        stop.set()
+        signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = hook
 
 
 def register(app: typer.Typer) -> None:

@@ -125,6 +125,7 @@ def fit(
     from flocksim.inference.smc import DISTANCE_METRICS, DISTANCES, SimulationModel, population_size, run_abc
     from flocksim.inference.statistics import RunPlan, check_tracks, statistics_of, steps_per_frame
     from flocksim.io.tracks import open_tracks
+    from flocksim.sweep.cluster import local_workers
     from flocksim.sweep.runner import dask_client
 
     params = _params(params)
@@ -137,6 +138,8 @@ def fit(
         raise FitError(f"--seed: {seed!r}; allowed: a whole number >= 0")
     if distance not in DISTANCES:
         raise FitError(f"--distance: {distance!r}; allowed: {', '.join(DISTANCES)}")
+    if client is None and scheduler is None:
+        local_workers(workers)  # more workers than the cores or the memory allow: refused before any work
     bounds = params.world.bounds
     if statistics is None:
         statistics = default_statistics(bounds.kind == "periodic")

@@ -2,7 +2,9 @@
 checked against the parameter schema of the preset's model.
 
 A prior is uniform on [lo, hi] in the parameter's own unit (the schema's, e.g. radians for
-``vicsek.eta``). A key that is not a number of the model, a range outside the schema's allowed
+``vicsek.eta``). A key that is not a number of the model, a whole number (``agents.n``: a uniform
+prior draws fractions), a key of a section a fit holds fixed (``world``: the time step and box come
+with the tracks; :data:`FIXED_SECTIONS`), a range outside the schema's allowed
 range, an empty range or an unbounded one raise :class:`FitError` (one line naming the key and
 what is allowed).
 """
@@ -52,8 +54,16 @@ def schema_range(params: AnyParams, key: str) -> tuple[float, float]:
         field = model.model_fields[part]
         if depth < len(parts) - 1:
             model = _model_type(field.annotation)
-    if _model_type(field.annotation) is not None or not _is_number(_value_at(to_dict(params), parts)):
-        raise FitError(f"--prior {key}: not a number of the {params.model} model; allowed: a numeric parameter")
+    data = to_dict(params)
+    value = _value_at(data, parts)
+    if _model_type(field.annotation) is not None or not _is_number(value):
+        raise FitError(f"--prior {key}: not a number of the {params.model} model; allowed: {_fittable_hint(data)}")
+    if parts[0] in FIXED_SECTIONS:
+        raise FitError(f"--prior {key}: not fitted: {FIXED_SECTIONS[parts[0]]}; allowed: {_fittable_hint(data)}")
+    if isinstance(value, int):
+        raise FitError(
+            f"--prior {key}: a whole number, which a fit's uniform prior cannot draw; allowed: {_fittable_hint(data)}"
+        )
     low, high = -math.inf, math.inf
     for rule in field.metadata:
         if isinstance(rule, annotated_types.Ge | annotated_types.Gt):
@@ -61,6 +71,41 @@ def schema_range(params: AnyParams, key: str) -> tuple[float, float]:
         elif isinstance(rule, annotated_types.Le | annotated_types.Lt):
             high = float(rule.le if isinstance(rule, annotated_types.Le) else rule.lt)
     return low, high
+
+
+FIXED_SECTIONS = {
+    "world": "the tracks fix the simulated world (time step, box, dimension)",
+    "pointer": "the viewer's pointer takes no part in a fit",
+    "detail": "the view's detail takes no part in a fit",
+    "game": "the game takes no part in a fit",
+}
+"""Sections whose numbers a fit does not infer, with why."""
+
+HINT_KEYS = 6
+"""Fittable keys named in a refusal (then "..." if there are more)."""
+
+
+def fittable_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
+    """The dotted keys of the real-valued (not whole-number) parameters set in ``data`` (as
+    :func:`flocksim.config.to_dict` gives them), outside :data:`FIXED_SECTIONS`."""
+    keys: list[str] = []
+    for name, value in data.items():
+        key = f"{prefix}{name}"
+        if not prefix and name in FIXED_SECTIONS:
+            continue
+        if isinstance(value, dict):
+            keys.extend(fittable_keys(value, key + "."))
+        elif isinstance(value, float):
+            keys.append(key)
+    return keys
+
+
+def _fittable_hint(data: dict[str, Any]) -> str:
+    keys = fittable_keys(data)
+    model = data.get("model")
+    mine = [k for k in keys if k.split(".")[0] == model] + [k for k in keys if k.split(".")[0] != model]
+    shown = ", ".join(mine[:HINT_KEYS]) + (", ..." if len(mine) > HINT_KEYS else "")
+    return f"a real-valued parameter of the {model} model, e.g. {shown}"
 
 
 def _value_at(data: dict[str, Any], parts: list[str]) -> Any:
@@ -91,13 +136,13 @@ def parse_prior(text: str, params: AnyParams) -> Prior:
             raise FitError(f"--prior {text!r}: expected KEY=LO:HI with finite numbers LO < HI, e.g. {key}=0.5:4")
     else:
         lo, hi = low, high
-    allowed = f"allowed: within the schema range [{low:g}, {high:g}]"
+    schema = f"the schema range [{low:g}, {high:g}]"
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise FitError(f"--prior {key}: the schema range [{low:g}, {high:g}] is unbounded; give KEY=LO:HI")
+        raise FitError(f"--prior {key}: {schema} is unbounded; allowed: KEY=LO:HI with finite LO < HI")
     if not lo < hi:
-        raise FitError(f"--prior {key}: empty range {lo:g}:{hi:g}; allowed: LO < HI, {allowed}")
+        raise FitError(f"--prior {key}: empty range {lo:g}:{hi:g}; allowed: LO < HI within {schema}")
     if lo < low or hi > high:
-        raise FitError(f"--prior {key}: {lo:g}:{hi:g} leaves the parameter's range; {allowed}")
+        raise FitError(f"--prior {key}: {lo:g}:{hi:g} leaves the parameter's range; allowed: within {schema}")
     return Prior(key, lo, hi)
 
 

@@ -15,9 +15,11 @@ def open_run(path: str | Path, **kwargs: Any):
     Dimensions ``time`` (coordinate: simulated time [s]; ``step`` gives the step count),
     ``agent`` (stable ids) and ``space`` ("x", "y"[, "z"]). Variables: position, velocity,
     alive, kind, recorded extras (turning, spin, predator tracks) and one variable per metric.
-    Attributes: the full parameters (``params`` as a dict, ``params_toml`` as text), seed,
-    engine, flocksim version, creation time. ``kwargs`` go to :func:`xarray.open_dataset`
-    (e.g. ``chunks=None`` for plain numpy arrays instead of dask).
+    Attributes: the full parameters (``params`` as JSON text: ``json.loads`` gives the dict;
+    ``params_toml`` as TOML text), seed, engine, flocksim version, creation time: every attribute
+    one netCDF can hold (:func:`netcdf_attrs`), so ``ds.to_netcdf(...)`` writes the whole run
+    (``flocksim export`` writes the movement format instead). ``kwargs`` go to
+    :func:`xarray.open_dataset` (e.g. ``chunks=None`` for plain numpy arrays instead of dask).
 
     It is what ``xarray.open_zarr(path)`` gives, after checking that the store is a flocksim
     trajectory: a damaged or foreign one raises :class:`TrajectoryError` (one line). Arrays are
@@ -30,13 +32,36 @@ def open_run(path: str | Path, **kwargs: Any):
     store = TrajectoryStore.open(path)
     try:
         with quiet_zarr():
-            return open_checked(str(path), store, **kwargs)
+            ds = open_checked(str(path), store, **kwargs)
+        ds.attrs = netcdf_attrs(ds.attrs)
+        return ds
     except TrajectoryError:
         raise
     except TypeError as exc:  # an argument open_dataset does not take: the caller's mistake, as it is
         raise TypeError(f"open_run: {exc}") from None
     except Exception:  # zarr and xarray raise many kinds; the store itself was checked above
         raise TrajectoryError(f"{path}: damaged store: its arrays cannot be opened as one dataset") from None
+
+
+def netcdf_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """The store's attributes as netCDF can hold them: a mapping, or a list that is empty or holds
+    anything but strings and numbers, as JSON text (``params``, ``checkpoints_kept``); an unset
+    one (None, e.g. ``checkpoint_every``) left out; the rest as they are."""
+    import json
+
+    def scalar(item: Any) -> bool:
+        return isinstance(item, str | int | float) and not isinstance(item, bool)
+
+    clean: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) or (isinstance(value, list | tuple) and not (value and all(map(scalar, value)))):
+            value = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, bool):
+            value = int(value)
+        clean[key] = value
+    return clean
 
 
 def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:

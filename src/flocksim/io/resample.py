@@ -74,10 +74,14 @@ def check_track_size(frames: int, birds: int, dim: int, what: str) -> None:
             f"{what}: {size} = {readable.count(values)} values, more than the budget of "
             f"{readable.count(MAX_TRACK_VALUES)} values per array; allowed: a larger --dt or a shorter file"
         )
+    track, frame = values * TRACK_BYTES_PER_VALUE, frame_memory(birds, dim)
     check_memory(
-        track_memory(frames, birds, dim),
+        track + frame,
         f"{what}: {size}",
         "allowed: fewer frames or birds (a larger --dt, a shorter file), or a machine with more memory",
+        parts=f"{readable.nbytes(track)} to read, resample and difference {readable.count(values)} values at about "
+        f"{TRACK_BYTES_PER_VALUE} bytes each, not only their {readable.nbytes(8 * values)} as float64; "
+        f"{readable.nbytes(frame)} for one frame's analyses of {readable.count(birds)} birds",
     )
 
 

@@ -135,6 +135,10 @@ class ReplayWidget(FlockWidget):
     def __init__(self, source: Any):
         run = RecordedFrames(source)
         raw = run.attrs.get("params") or {}
+        if isinstance(raw, str):  # open_run's Dataset holds it as JSON text (netCDF has no mappings)
+            import json
+
+            raw = json.loads(raw)
         try:
             params = validate(dict(raw))
             shown = to_dict(params)

@@ -1,11 +1,12 @@
 """Running a sweep on Dask distributed.
 
 By default a :class:`distributed.LocalCluster` of worker processes (one thread each, one
-process per core) is started for the sweep and closed after it; ``scheduler="tcp://..."``
-uses an existing cluster instead (``dask scheduler`` / ``dask worker``), and ``client=``
-an existing :class:`distributed.Client`. Each task runs one simulation and returns one
-row (:func:`flocksim.sweep.task.run_task`). At most a few tasks per worker thread are
-submitted at a time, so a sweep of a million runs does not flood the scheduler and an
+process per core as far as memory allows: :func:`flocksim.sweep.cluster.local_workers`) is
+started for the sweep and closed after it; ``scheduler="tcp://..."`` uses an existing cluster
+instead (``dask scheduler`` / ``dask worker``), and ``client=`` an existing
+:class:`distributed.Client`. Each task runs one simulation and returns one row
+(:func:`flocksim.sweep.task.run_task`). At most a few tasks per worker thread are submitted at
+a time, so a sweep of a million runs does not flood the scheduler and an
 interruption stops quickly.
 
 When a worker process dies, Dask re-runs its tasks on the other workers (and a nanny
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 import uuid
 from collections.abc import Callable
@@ -41,7 +41,7 @@ from rich.text import Text
 
 from flocksim.config import to_dict
 from flocksim.engines import ENGINES
-from flocksim.sweep.cluster import SCHEDULER_TIMEOUT_S, check_scheduler
+from flocksim.sweep.cluster import SCHEDULER_TIMEOUT_S, check_scheduler, local_workers
 from flocksim.sweep.expand import Task, expand
 from flocksim.sweep.results import ResultsStore
 from flocksim.sweep.spec import Sweep, SweepError
@@ -115,23 +115,54 @@ def dask_client(
         finally:
             client.close()
         return
-    n = workers if workers is not None else (os.cpu_count() or 1)
-    with _status(console, f"starting a local Dask cluster of {n} worker processes"):
-        cluster = LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            scheduler_kwargs={"dashboard_address": ":0"},  # its health/metrics HTTP server: any free port
-            silence_logs=logging.CRITICAL,  # worker trouble shows in the rows (status lost), not as log noise
-            env={"NUMBA_NUM_THREADS": str(threads)},
-        )
-        client = Client(cluster)
+    n, note = local_workers(workers)  # refuses more than the cores or the memory allow
+    if note is not None:
+        (console or Console(stderr=True)).print(note, markup=False, highlight=False, soft_wrap=True)
+    cluster = None
+    try:
+        with _status(console, f"starting a local Dask cluster of {n} worker processes"):
+            with _workers_ignore_ctrl_c():
+                cluster = LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    scheduler_kwargs={"dashboard_address": ":0"},  # its health/metrics HTTP server: any free port
+                    silence_logs=logging.CRITICAL,  # worker trouble shows in the rows (status lost), not as log noise
+                    env={"NUMBA_NUM_THREADS": str(threads)},
+                )
+            client = Client(cluster)
+    except BaseException:
+        if cluster is not None:
+            cluster.close()
+        raise
     try:
         yield client
     finally:
-        client.close()
-        cluster.close()
+        with _workers_ignore_ctrl_c():  # a second Ctrl-C does not cut the closing short
+            client.close()
+            cluster.close()
+
+
+@contextmanager
+def _workers_ignore_ctrl_c():
+    """SIGINT ignored while the worker processes start, which they inherit (an ignored signal stays
+    ignored across exec, and Python then installs no KeyboardInterrupt handler): Ctrl-C at a
+    terminal signals the whole process group, and each worker would die with a KeyboardInterrupt
+    or EOFError traceback while this process closes the cluster in order. A Ctrl-C during the
+    start (a few seconds, under "starting a local Dask cluster") is lost; a worker that a nanny
+    restarts later takes Ctrl-C as before. Only in the main thread, where signal handlers live."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager
@@ -178,10 +209,10 @@ def run_sweep(
         problem = cuda_problem()
         if problem is not None:
             raise SweepError(problem)
-    if workers is not None and workers < 1:
-        raise SweepError(f"--workers: must be >= 1, got {workers}")
     if workers is not None and scheduler is not None and client is None:
         raise SweepError("--workers: applies to the local cluster only; allowed: --workers or --scheduler")
+    if workers is not None and client is None:
+        local_workers(workers)  # refused before the output is touched
     store = ResultsStore(sweep, output, resume=resume, force=force, flush_s=flush_s)
     tasks = expand(sweep)
     todo = [t for t in tasks if t.task_id not in store.done]
