@@ -14,6 +14,7 @@ def test_each_package_registers_its_components_in_acting_order():
     assert names == [
         ("wander", "flocksim.components.wander"),  # first: the flight urges' numbers before any other draw
         ("predator", "flocksim.components.predator"),
+        ("escape", "flocksim.components.escape"),  # after the predators have moved
         ("turning", "flocksim.components.turning"),
         ("game", "flocksim.game.flappy"),
         ("targets", "flocksim.scenarios"),  # a builder that imports the targets only when a run seeks

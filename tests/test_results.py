@@ -38,6 +38,7 @@ EXPERIMENT_SLICES = {
     "starlings/murmuration-hallmarks.csv": (3, "500 birds", 0, ()),
     "starlings/murmuration-dynamics.csv": (3, "500 birds", 0, ()),
     "starlings/turn-waves.csv": (3, "underdamped", 0, ()),
+    "starlings/agitation-waves.csv": (3, "copy 7, 50 ms, 1000 birds", 0, ()),
 }
 
 

@@ -203,3 +203,35 @@ def test_the_cli_lists_what_each_check_guards_and_takes_starling_settings(tmp_pa
         ],
     )
     assert broken.exit_code == 1 and "starling-step: FAIL" in broken.output
+
+
+def test_quick_leaves_out_the_full_only_checks_unless_named(monkeypatch):
+    from flocksim.validate import suite
+    from flocksim.validate.checks import CheckResult as Result
+
+    ran = []
+
+    def make(name):
+        def run(quick, **options):
+            ran.append(name)
+            return Result(name, name, "", [])
+
+        return run
+
+    monkeypatch.setattr(suite, "CHECKS", {"a": suite.Check(make("a")), "b": suite.Check(make("b"), full_only=True)})
+    suite.run_checks(True)
+    assert ran == ["a"]
+    suite.run_checks(False)
+    assert ran == ["a", "a", "b"]
+    suite.run_checks(True, only=["b"])
+    assert ran[-1] == "b"
+
+
+@pytest.mark.slow
+def test_the_blind_angle_ignored_fails_the_gamma_check():
+    """Sixteen runs of 500 birds (about 40 s on a quiet machine): without the blind angle gamma(1) is the
+    control's, below Ballerini's 0.6 and no higher than without it."""
+    from flocksim.validate.starling_gamma import check_starling_gamma
+
+    result = check_starling_gamma(False, ("starlings.rules.blind_angle=0",))
+    assert "gamma(1) with the blind angle - without it (the control)" in failed(result)

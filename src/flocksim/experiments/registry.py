@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from types import ModuleType
 
-from flocksim.experiments import cruise, dynamics, hallmarks, predator, spontaneous, turns, waves
+from flocksim.experiments import agitation, cruise, dynamics, hallmarks, predator, spontaneous, turns, waves
 from flocksim.experiments.common import Experiment
 
-FAMILIES: tuple[ModuleType, ...] = (predator, cruise, turns, hallmarks, dynamics, waves, spontaneous)
+FAMILIES: tuple[ModuleType, ...] = (predator, cruise, turns, hallmarks, dynamics, waves, agitation, spontaneous)
 """The family modules: each defines ``EXPERIMENTS``, a tuple of :class:`Experiment`."""
 
 

@@ -16,6 +16,7 @@ from flocksim.budgets import (
 )
 from flocksim.params.common import Agents, ModelBase, Neighbors
 from flocksim.params.detail import Detail, check_detail
+from flocksim.params.escape import Escape
 from flocksim.params.fields import Strict, Vector, choice, quantity
 from flocksim.params.flight import Cruise, Flight, Roost
 from flocksim.params.game import Game, check_game
@@ -331,6 +332,9 @@ class ReynoldsParams(ModelBase):
     turning: SpontaneousTurning = Field(
         default_factory=SpontaneousTurning, description="Spontaneous turns (off by default)."
     )
+    escape: Escape = Field(
+        default_factory=Escape, description="Escape manoeuvres copied between neighbours (off by default)."
+    )
     navigation: Navigation = Field(default_factory=Navigation, description="Flow-field path-finding (off by default).")
     obstacles: Obstacles = Field(default_factory=Obstacles, description="Static obstacles (none by default).")
     overlap: Overlap = Field(default_factory=Overlap, description="Overlap resolution (off by default).")
@@ -427,6 +431,15 @@ class ReynoldsParams(ModelBase):
             )
         if self.agents.planar:
             raise ValueError("rules.flight.mode = 'banked': not for agents.planar (ground agents)")
+        return self
+
+    @model_validator(mode="after")
+    def _escape(self) -> ReynoldsParams:
+        if self.escape.enabled and self.rules.flight.mode != "banked":
+            raise ValueError(
+                "escape.enabled: needs rules.flight.mode = 'banked' (the manoeuvre banks the bird); "
+                f"got rules.flight.mode = {self.rules.flight.mode!r}"
+            )
         return self
 
     @model_validator(mode="after")

@@ -2,8 +2,8 @@
 against the independent NumPy reference (:mod:`.reference.starling_numpy`).
 
 Every run uses the preset with the birds' own urges off (``rules.flight.speed_wander=0``,
-``steer_wander=0``: they draw random numbers), so a run is deterministic and the reference
-repeats it step for step. Three checks:
+``steer_wander=0``: they draw random numbers) and no predator (its escape waves off), so a run
+is deterministic and the reference repeats it step for step. Three checks:
 
 - ``starling-flight``: a lone bird started level at 7 m/s settles at the cruise speed; a lone
   bird flying straight away from the roost, beyond twice its radius, turns under the roost's full
@@ -31,7 +31,9 @@ from flocksim.validate.checks import CheckResult, Measurement, relative, within
 from flocksim.validate.reference import starling_numpy as ref
 
 PRESET = "starlings-3d"
-QUIET = ("rules.flight.speed_wander=0", "rules.flight.steer_wander=0")
+QUIET = ("rules.flight.speed_wander=0", "rules.flight.steer_wander=0", "escape.enabled=false")
+"""The birds' own urges off (random numbers), and the escape waves (inert without a predator; they need
+banked flight, so a broken model without it could not be built)."""
 PAPER = "Hildenbrandt, Carere & Hemelrijk 2010, Behav. Ecol. 21:1349; Hemelrijk & Hildenbrandt 2011, PLoS ONE 6:e22479"
 AGREE = 1e-9  # largest difference [m, m/s, rad] from the reference that rounding explains
 PREFIX = "starlings."
