@@ -123,3 +123,30 @@ def test_agents_steer_around_a_rock():
         closest = min(closest, float(np.linalg.norm(sim.state.position[0] - [0.0, 0.5])))
     assert closest > 1.0 + 0.3
     assert sim.state.position[0, 1] < -0.5  # passed below the rock
+
+
+def test_obstacle_coordinates_past_1e12_are_refused_by_name():
+    """Before, a wall from [-1e308, 125] to [1e308, 125] on boids-2d was accepted: the obstacle grid's
+    extent overflowed to inf (RuntimeWarning at its sizing) and the first steps ran past 240 s."""
+    from flocksim import apply_overrides, load_preset
+
+    cases = {
+        "obstacles.segments=[{a=[-1e308, 125], b=[1e308, 125]}]": "obstacles.segments.0.a.0",
+        "obstacles.circles=[{center=[0, 1e13]}]": "obstacles.circles.0.center.1",
+        "obstacles.boxes=[{min_corner=[0, 0], max_corner=[2e12, 1]}]": "obstacles.boxes.0.max_corner.0",
+    }
+    for override, field in cases.items():
+        with pytest.raises(ConfigError) as info:
+            apply_overrides(load_preset("boids-2d"), [override])
+        text = str(info.value)
+        assert text.startswith(field + ":") and "allowed:" in text and "each from -1e12 to 1e12" in text, text
+
+
+def test_the_widest_allowed_obstacles_give_a_finite_grid():
+    obstacles = Obstacles.model_validate(
+        {"segments": [{"a": [-1e12, 125.0], "b": [1e12, 125.0]}], "circles": [{"center": [1e12, -1e12]}]}
+    )
+    with np.errstate(all="raise"):  # no overflow, no inf / inf on the way
+        built = build_obstacle_set(obstacles, 2, max_agent_radius=0.5)
+    assert np.isfinite(built.grid).all()
+    assert int(np.prod(built.grid[6:8])) <= 4096  # the cell budget of a few obstacles

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
-from flocksim.params.fields import Strict, Vector, quantity
+from flocksim.params.fields import Strict, quantity
+
+MAX_OBSTACLE_COORDINATE = 1e12
+"""Largest magnitude of an obstacle's coordinate [units]. Float64 positions there still resolve
+about 1e-4 units; the obstacle grid spans every obstacle, and a span past float's range (a wall
+from -1e308 to 1e308) made its extent infinite and its sizing loop endless."""
+
+Point = list[Annotated[float, Field(ge=-MAX_OBSTACLE_COORDINATE, le=MAX_OBSTACLE_COORDINATE)]]
 
 
 def _point(doc: str) -> Any:
     return Field(
-        description=f"{doc} [units]; allowed: as many finite numbers as world.dim.",
+        description=f"{doc} [units]; allowed: as many finite numbers as world.dim, each from -1e12 to 1e12.",
         min_length=2,
         max_length=3,
         json_schema_extra={"unit": "units"},
@@ -21,7 +28,7 @@ def _point(doc: str) -> Any:
 class Circle(Strict):
     """A round obstacle: circle (2D), sphere (3D), vertical cylinder (planar 3D)."""
 
-    center: Vector = _point("Centre")
+    center: Point = _point("Centre")
     body_radius: float = quantity(0.5, "units", "Solid radius (agents are kept out of it)", ge=0.0, le=1e9)
     influence_radius: float = quantity(2.0, "units", "Steering range, from the centre", ge=0.0, le=1e9)
 
@@ -29,8 +36,8 @@ class Circle(Strict):
 class Segment(Strict):
     """A wall: the segment from ``a`` to ``b`` thickened by ``body_radius`` (a capsule)."""
 
-    a: Vector = _point("First end")
-    b: Vector = _point("Second end")
+    a: Point = _point("First end")
+    b: Point = _point("Second end")
     body_radius: float = quantity(0.25, "units", "Half thickness of the wall", ge=0.0, le=1e9)
     influence_radius: float = quantity(2.0, "units", "Steering range, from the segment", ge=0.0, le=1e9)
 
@@ -38,8 +45,8 @@ class Segment(Strict):
 class Box(Strict):
     """A solid axis-aligned box from ``min_corner`` to ``max_corner`` (level geometry)."""
 
-    min_corner: Vector = _point("Lowest corner")
-    max_corner: Vector = _point("Highest corner")
+    min_corner: Point = _point("Lowest corner")
+    max_corner: Point = _point("Highest corner")
     body_radius: float = quantity(0.0, "units", "Rounding added around the box (solid)", ge=0.0, le=1e9)
     influence_radius: float = quantity(2.0, "units", "Steering range, from the box's surface", ge=0.0, le=1e9)
 
