@@ -284,6 +284,45 @@ def test_version_prints_the_package_version(flag):
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", flocksim.__version__)
 
 
+def _changelog_sections() -> list[str]:
+    """CHANGELOG.md's section headings, top first: ``Unreleased`` or a version (its date left off)."""
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    return [heading.split(" (")[0].strip() for heading in re.findall(r"^## (.+)$", text, flags=re.MULTILINE)]
+
+
+def test_the_version_is_the_changelogs_latest_release_or_a_dev_version_after_it():
+    """A clone without git tags reported 0.1.0.dev495+g..., which PEP 440 orders before the 0.1.0
+    of CHANGELOG.md's latest section: the version now lives in the source."""
+    from packaging.version import Version
+
+    sections = _changelog_sections()
+    released = [Version(s) for s in sections if s != "Unreleased"]
+    assert released, sections
+    latest, version = released[0], Version(flocksim.__version__)
+    if version.is_devrelease:
+        assert sections[0] == "Unreleased", f"{version}: a development version needs an Unreleased section on top"
+        assert version > latest, f"{version} is ordered before the latest release, {latest}"
+        assert Version(version.base_version) not in released, f"{version.base_version} is already released"
+    else:
+        assert sections[0] == str(version), f"the release {version} needs CHANGELOG.md's first section; {sections[0]}"
+    assert not version.local, f"{version}: no local part (+g<hash>) in a version kept in the source"
+
+
+def test_the_installed_metadata_carries_the_sources_version():
+    """What pip reports is what ``flocksim --version`` says: the build reads src/flocksim/_version.py
+    (``[tool.setuptools.dynamic]``), not git tags. A stale install fails here: ``./dev.sh setup``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("flocksim")
+    except PackageNotFoundError:
+        pytest.skip("flocksim is imported from a source tree, not installed")
+    assert installed == flocksim.__version__, "reinstall: ./dev.sh setup (or pip install -e .)"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "flocksim._version.__version__"}
+    assert "setuptools_scm" not in project["tool"], "setuptools-scm would set the version from git tags"
+
+
 RICH_TAG = re.compile(r"(?<!\\)\[[a-zA-Z#/@][^\[\]]*\]")
 """What rich's markup takes for a tag and swallows: an opening bracket not escaped by a backslash."""
 
