@@ -161,3 +161,41 @@ def test_an_unknown_escape_value_is_refused_by_name():
     with pytest.raises(ConfigError) as exc:
         apply_overrides(flocksim.load_preset("starlings-3d"), ["escape.copy_from=-1"])
     assert "escape.copy_from" in str(exc.value)
+
+
+def test_a_neighbour_beyond_reach_is_not_copied():
+    """Birds at x = 0 and 6: with reach 5 the second never watches the first; with reach 7 it copies
+    it after one latency (3 steps)."""
+    for reach, expected in ((5.0, -np.inf), (7.0, 3 * DT)):
+        sim = escape_sim(2, "escape.copy_from=1", f"escape.reach={reach}", "escape.duration=5")
+        line_of_birds(sim, [6.0])
+        escape = next(c for c in sim.components if c.name == "escape")
+        escape.begin(np.array([0]), np.array([1.0]), 0.0)
+        for step in range(1, 6):
+            escape.before_step(host_at(sim, step * DT))
+        assert escape.start[1] == pytest.approx(expected), reach
+
+
+def test_in_a_periodic_world_birds_watch_across_the_edge():
+    """A 20 m periodic box: birds at x = 0.5 and 19.5 are 1 m apart across the edge, the third at
+    x = 8 is 7.5 m from the first; with one neighbour watched and reach 5, the bird at 19.5 copies
+    the one at 0.5 and the one at 8 copies nobody. A predator across the edge is seen too."""
+    box = ["world.bounds.kind=periodic", "world.bounds.size=[20.0, 20.0, 20.0]"]
+    sim = escape_sim(3, *box, "escape.copy_from=1", "escape.duration=5", "escape.detection=2")
+    line_of_birds(sim, [19.0, 7.5])  # flying +z, then placed inside the box:
+    sim.state.position[:, 0] = [0.5, 19.5, 8.0]
+    sim.state.position[:, 1:] = 10.0
+    escape = next(c for c in sim.components if c.name == "escape")
+    escape.begin(np.array([0]), np.array([1.0]), 0.0)
+    for step in range(1, 6):
+        escape.before_step(host_at(sim, step * DT))
+    np.testing.assert_allclose(escape.start, [0.0, 3 * DT, -np.inf])
+    # a predator at x = 19.9 is 0.6 m from bird 0 across the edge (its side away: +x, i.e. -1 here)
+    sim2 = escape_sim(3, *box, "escape.copy_from=0", "escape.detection=1")
+    sim2.state.position[:] = 10.0
+    sim2.state.position[:, 0] = [0.5, 5.0, 10.0]
+    sim2.state.velocity[:] = [0.0, 0.0, 10.0]
+    other = next(c for c in sim2.components if c.name == "escape")
+    other.before_step(host_at(sim2, 0.0, [[19.9, 10.0, 10.0]]))
+    np.testing.assert_array_equal(other.start, [0.0, -np.inf, -np.inf])
+    assert other.first_side[0] == -1.0

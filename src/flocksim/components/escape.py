@@ -6,16 +6,17 @@ Before every step:
 - a bird that is free (not manoeuvring, and past its ``refractory`` time since the end of its
   last manoeuvre) and closer than ``detection`` to a predator starts a zig-zag, its first half
   toward the side away from the nearest predator;
-- a free bird starts when one of its ``copy_from`` nearest living birds started at least
-  ``latency`` ago and is still manoeuvring, on that neighbour's first side (the nearest such
-  neighbour's, if several); copies within one step see only starts of earlier steps, so the
+- a free bird starts when one of its ``copy_from`` nearest living birds within ``reach`` started
+  at least ``latency`` ago and is still manoeuvring, on that neighbour's first side (the nearest
+  such neighbour's, if several); copies within one step see only starts of earlier steps, so the
   wave never outruns one hop per ``latency``;
 - every manoeuvring bird's urge to turn (``state.spin[:, 2]``, the lateral acceleration that sets
   its bank) is ``strength`` x its side, which flips every half ``period``; when its manoeuvre
   ends the urge is set to 0 (its own urge, if it has one, starts afresh).
 
 Sides are a bird's own: +1 is its side vector h x up (up = +y; 2D: h turned by -90 degrees), as in
-the banked flight kernel. The search uses SciPy's k-d tree, and only while some bird manoeuvres;
+the banked flight kernel. The search uses SciPy's k-d tree (periodic worlds: across the edges), only
+while some bird manoeuvres and only for the free birds within ``reach`` of a bird they could copy;
 nothing here draws random numbers, so a run's generator is untouched.
 """
 
@@ -24,6 +25,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from flocksim.space import PERIODIC, displacement_array
 
 if TYPE_CHECKING:
     from flocksim.host import Host
@@ -50,6 +53,19 @@ def side_vectors(velocity: np.ndarray, dim: int) -> np.ndarray:
     side[:, 0] = np.where(level, sx / safe, 0.0)
     side[:, 2] = np.where(level, sz / safe, 1.0)
     return side
+
+
+def _search_space(position: np.ndarray, space: Any, dim: int) -> tuple[np.ndarray, Any]:
+    """Positions as SciPy's k-d tree takes them and a tree builder: in a periodic world, wrapped
+    into the box with ``boxsize`` (distances across the edges); elsewhere as they are."""
+    from scipy.spatial import cKDTree
+
+    if space.kind != PERIODIC:
+        return position, cKDTree
+    box = np.array([space.lx, space.ly, space.lz][:dim])
+    wrapped = np.mod(position, box)
+    wrapped = np.where(wrapped >= box, 0.0, wrapped)  # np.mod can round up to the box itself
+    return wrapped, lambda points: cKDTree(points, boxsize=box)
 
 
 class EscapeWaves:
@@ -101,7 +117,7 @@ class EscapeWaves:
         best = np.full(len(candidates), np.inf)
         away = np.zeros((len(candidates), self.dim))
         for q in predators:  # a few predators: one pass each, element-wise sums only
-            d = position - q
+            d = displacement_array(q, position, sim.model.space)  # bird - predator (periodic: nearest image)
             d2 = np.sum(d * d, axis=1)
             nearer = d2 < best
             best = np.where(nearer, d2, best)
@@ -114,25 +130,35 @@ class EscapeWaves:
         self.begin(candidates[seen], np.where(toward_away >= 0.0, 1.0, -1.0), t)
 
     def _copy(self, sim: Host, free: np.ndarray, t: float) -> None:
-        from scipy.spatial import cKDTree
-
         p = self.params
         alive = np.flatnonzero(sim.state.alive)
         earlier = self.start < t - 0.5 * sim.dt  # started in an earlier step
         waited = t - self.start >= p.latency - 1e-9 * max(sim.dt, p.latency)
         source = self.manoeuvring(t) & earlier & waited
-        if p.copy_from == 0 or len(alive) < 2 or not source[alive].any() or not free.any():
+        if p.copy_from == 0 or len(alive) < 2 or not source[alive].any() or not free[alive].any():
+            return
+        position, tree_of = _search_space(sim.state.position[alive], sim.model.space, self.dim)
+        # only a free bird within reach of a source can copy: search the others no further
+        sources = np.flatnonzero(source[alive])
+        watchers = np.flatnonzero(free[alive])
+        gap, _ = tree_of(position[sources]).query(position[watchers], k=1, distance_upper_bound=p.reach)
+        watchers = watchers[np.isfinite(gap)]
+        if len(watchers) == 0:
             return
         k = min(p.copy_from, len(alive) - 1)
-        position = sim.state.position[alive]
-        watchers = np.flatnonzero(free[alive])
-        _, nearest = cKDTree(position).query(position[watchers], k=k + 1)
-        nearest = alive[np.asarray(nearest).reshape(len(watchers), k + 1)[:, 1:]]  # own row first: dropped
-        copying = source[nearest]  # (watchers, k): nearest first
+        _, found = tree_of(position).query(position[watchers], k=k + 1, distance_upper_bound=p.reach)
+        found = np.asarray(found).reshape(len(watchers), k + 1)
+        missing = len(alive)  # SciPy's index for "none within reach"
+        found = np.where(found == watchers[:, None], missing, found)  # the bird itself is no neighbour
+        order = np.argsort(found == missing, axis=1, kind="stable")[:, :k]  # nearest first, misses last
+        nearest = np.take_along_axis(found, order, axis=1)
+        valid = nearest < missing
+        neighbour = alive[np.where(valid, nearest, 0)]
+        copying = valid & source[neighbour]  # (watchers, k): nearest first
         starts = copying.any(axis=1)
         if not starts.any():
             return
-        model = nearest[starts, np.argmax(copying[starts], axis=1)]
+        model = neighbour[starts, np.argmax(copying[starts], axis=1)]
         self.begin(alive[watchers[starts]], self.first_side[model], t)
 
     # ------------------------------------------------------------------ the step
