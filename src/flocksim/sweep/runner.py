@@ -167,7 +167,12 @@ def _workers_ignore_ctrl_c():
 
 @contextmanager
 def _status(console: Console | None, message: str):
+    """A spinner with ``message`` on a terminal; elsewhere (a pipe, a log file) the message as one line."""
     if console is None:
+        yield
+        return
+    if not console.is_terminal:
+        console.print(message, markup=False, highlight=False, soft_wrap=True)
         yield
         return
     with console.status(message):
