@@ -69,8 +69,13 @@ def run_without(blocked: list[str] | tuple[str, ...], code: str, *args: str, cwd
 CLI = "from flocksim.cli import main\nmain()\n"
 
 
+PIP_NAMES = {"sklearn": "scikit-learn"}
+"""Modules whose package pip installs has another name: the refusal names the package."""
+
+
 def message(what: str, extra: str, missing: str) -> str:
-    return f"error: {what}: needs the {extra} extra ({missing} is not installed): pip install 'flocksim[{extra}]'"
+    package = PIP_NAMES.get(missing, missing)
+    return f"error: {what}: needs the {extra} extra ({package} is not installed): pip install 'flocksim[{extra}]'"
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +143,7 @@ def test_the_notebook_widget_without_its_extra_names_it():
         ("plot", "matplotlib", "flocksim.plotting.plot_metrics('run.zarr', 'm.png')", "flocksim.plotting.plot_metrics"),
         ("sweep", "dask", "import flocksim.sweep", "flocksim.sweep"),
         ("fit", "pyabc", "flocksim.fit('tracks.csv', 'vicsek', ['vicsek.eta'])", "flocksim.fit"),
+        ("fit", "sklearn", "flocksim.fit('tracks.csv', 'vicsek', ['vicsek.eta'])", "flocksim.fit"),  # scikit-learn
     ],
 )
 def test_an_api_function_without_its_extra_names_it(files, tmp_path, extra, missing, call, what):
@@ -248,6 +254,22 @@ def test_the_extras_are_declared_and_all_holds_every_one():
     assert set(everything.group(1).split(",")) == set(OPTIONAL)
     for kept in ("cuda", "dev", "bench"):
         assert kept in extras
+
+
+def test_install_md_lists_the_packages_of_every_extra():
+    """docs/install.md's table of extras names each package pyproject.toml gives the extra (its
+    `bench` row said scipy alone, without pykdtree and warp-lang)."""
+    text = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `([a-z]+)` \| ([^|]+) \|", text, flags=re.MULTILINE))
+    extras = _project()["optional-dependencies"]
+    assert set(rows) == set(extras), "docs/install.md: one row per extra"
+    for extra, requirements in extras.items():
+        if extra in ("all", "dev"):  # "every extra above"; the dev row names the main tools only
+            continue
+        listed = {re.split(r"[\[ ]", item.strip(), maxsplit=1)[0].lower() for item in rows[extra].split(",")}
+        for requirement in requirements:
+            name = re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0].lower()
+            assert name in listed, f"docs/install.md: [{extra}] does not name {name}"
 
 
 def test_library_dependencies_are_ranges_not_pins():
