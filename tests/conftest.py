@@ -128,6 +128,7 @@ def serve_in_thread(app, port: int, **config) -> Iterator[None]:
 
 HEAVY_FILES = (
     "test_viewer_browser.py",
+    "test_viewer_bank_browser.py",
     "test_viewer_detail.py",
     "test_flappy_browser.py",
     "test_viewer_scenes.py",

@@ -21,7 +21,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from flocksim import Simulation, apply_overrides, load_preset
 from flocksim.kernels.octahedral import MAX_ERROR_DEG, NONE, decode_octahedral, encode
-from flocksim.viewer.protocol import VERSION, decode_frame, encode_frame, frame_size
+from flocksim.viewer.protocol import SECTION_BANK, VERSION, decode_frame, encode_frame, frame_size
 from flocksim.viewer.server import create_app
 from flocksim.viewer.versions import CLOSE_PROTOCOL, version_refusal
 
@@ -66,14 +66,15 @@ def v2_frames() -> list[bytes]:
 
 NODE_READER = """
 import { readFileSync } from "node:fs";
-import { readFrame, positionAt } from "%s";
+import { readFrame, positionAt, bankAt } from "%s";
 const out = process.argv.slice(2).map((path) => {
   const bytes = readFileSync(path);
   const f = readFrame(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
   const positions = [];
   for (let i = 0; i < f.n; i++) for (let a = 0; a < f.dim; a++) positions.push(positionAt(f, i, a));
   return { version: %d, n: f.n, dim: f.dim, layout: f.layout, step: f.step, frameIndex: f.frameIndex,
-           positions, headings: Array.from(f.headings), flags: Array.from(f.flags), status: Array.from(f.status) };
+           positions, headings: Array.from(f.headings), flags: Array.from(f.flags), status: Array.from(f.status),
+           bank: f.bank ? Array.from(f.bank, (_, i) => bankAt(f, i)) : null };
 });
 console.log(JSON.stringify(out));
 """
@@ -94,7 +95,12 @@ def test_python_frames_read_the_same_in_javascript(tmp_path):
         py = decode_frame(data)
         assert (js["n"], js["dim"], js["step"], js["frameIndex"]) == (py.n, py.dim, py.step, py.frame_index)
         assert js["layout"] == (1 if py.layout == "q16" else 0)
-        assert len(data) == frame_size(py.n, py.dim, py.layout)
+        sections = SECTION_BANK if py.bank is not None else 0
+        assert len(data) == frame_size(py.n, py.dim, py.layout, n_agents=py.n_agents, sections=sections)
+        if py.bank is None:
+            assert js["bank"] is None
+        else:  # the same radians from the same codes (float32 in the page)
+            np.testing.assert_allclose(js["bank"], py.bank, rtol=0, atol=2e-7)
         np.testing.assert_allclose(np.reshape(js["positions"], (py.n, py.dim)), py.positions, rtol=1e-6, atol=1e-9)
         heads = np.reshape(js["headings"], (py.n, py.dim)).astype(np.float64)
         if py.layout == "q16" and py.dim == 2:  # components x 127: normalized by the reader's user
@@ -104,6 +110,7 @@ def test_python_frames_read_the_same_in_javascript(tmp_path):
         np.testing.assert_array_equal(js["flags"], py.flags)
         np.testing.assert_array_equal(js["status"], np.nan_to_num(py.status, nan=np.nan))
     assert decode_frame(frames[0]).layout == "q16" and decode_frame(frames[0]).dim == 3
+    assert decode_frame(frames[0]).bank is not None and decode_frame(frames[1]).bank is None  # 3D banks, 2D not
 
 
 @pytest.fixture(scope="module")

@@ -121,6 +121,10 @@ from flocksim import cli_fit  # noqa: E402  (registers `flocksim fit`)
 
 cli_fit.register(app)
 
+from flocksim import cli_compile  # noqa: E402  (registers `flocksim compile`)
+
+cli_compile.register(app)
+
 
 def main() -> None:
     app()

@@ -279,13 +279,15 @@ export function thinned(frame, stride, keep) {
   const positions = new frame.positions.constructor(m * dim);
   const headings = new frame.headings.constructor(m * dim);
   const kept = new Uint8Array(m);
+  const bank = frame.bank ? new Float32Array(m) : null;
   for (let k = 0; k < m; k++) {
     const i = picked[k];
+    if (bank) bank[k] = frame.bank[i];
     for (let a = 0; a < dim; a++) {
       positions[k * dim + a] = frame.positions[i * dim + a];
       headings[k * dim + a] = frame.headings[i * dim + a];
     }
     kept[k] = flags[i];
   }
-  return { ...frame, positions, headings, flags: kept, nAgents: m };
+  return { ...frame, positions, headings, flags: kept, nAgents: m, bank };
 }

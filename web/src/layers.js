@@ -114,6 +114,7 @@ export class EntityLayer {
     /** colours of an entry without a highlight: [2D, 3D] */
     this.colors = [color, color];
     this.capacity = 0;
+    this.banked = false; // the last update gave some entry a bank
     this.layout = -1;
     this.dim = 0;
     this.geometry = null;
@@ -178,6 +179,11 @@ export class EntityLayer {
     copyInto(attrs.iHead, frame.headings.subarray(start * dim, end * dim));
     copyInto(attrs.iFlag, frame.flags.subarray(start, end));
     if (density) copyInto(attrs.iDensity, density.subarray(0, count));
+    // banked birds (the frame's bank section, agents only): each rolls about its heading
+    const banked = frame.bank && start < frame.nAgents;
+    if (banked) copyInto(attrs.iBank, frame.bank.subarray(start, Math.min(end, frame.nAgents)));
+    else if (this.banked) copyInto(attrs.iBank, new Float32Array(count)); // level again
+    this.banked = Boolean(banked);
     this.geometry.instanceCount = count;
     const u = this.material.uniforms;
     u.uDensity.value = density && dim === 3 ? 1 : 0;
@@ -218,6 +224,8 @@ export class EntityLayer {
     g.setAttribute("iHead", attr(Head, dim, quantized && Head !== Float32Array)); // 3D q16: decoded floats
     g.setAttribute("iFlag", attr(Uint8Array, 1, false));
     g.setAttribute("iDensity", attr(Float32Array, 1, false));
+    g.setAttribute("iBank", attr(Float32Array, 1, false)); // [rad], zero: level
+    this.banked = false;
     if (this.geometry) this.geometry.dispose();
     this.geometry = g;
     this.mesh.geometry = g;

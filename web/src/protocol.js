@@ -5,6 +5,9 @@
  * one flag byte per entry and float64 status values, each section on an 8-byte boundary, so
  * every section but the 3D q16 headings is a typed-array view on the frame's ArrayBuffer (no
  * copy); those are two octahedral bytes per entry on the wire, decoded here to unit vectors.
+ * Frames of birds that bank (3D banked flight) end with a bank section, flagged in the header's
+ * `sections` field (offset 20): its range (float64 [rad]), then a 4-bit code per agent, decoded
+ * here to radians.
  *
  * @module protocol
  */
@@ -24,6 +27,13 @@ export const HEADING_SCALE = 127;
 export const Q16_HEADING_BYTES = 2;
 /** Both octahedral codes equal to this: an entry without a heading (zero vector). */
 export const OCTAHEDRAL_NONE = -128;
+
+/** The header's `sections` bit of the bank section (after the status values). */
+export const SECTION_BANK = 1;
+/** The `sections` bits this reader knows; a frame with another one is refused (its length is unknown). */
+export const SECTIONS_KNOWN = SECTION_BANK;
+/** Bank codes per side: code = round(bank / range x 7) in -7..7, 4-bit two's complement, two a byte. */
+export const BANK_LEVELS = 7;
 
 /** Flag bits, one byte per entry. */
 export const FLAG_SELECTED = 1;
@@ -54,6 +64,9 @@ export const STATUS_FIELDS = ["polarization", "mean_neighbors", "caught", "remai
  *   from the octahedral bytes) or components x 127 (q16 in 2D, normalize after reading)
  * @property {Uint8Array} flags n flag bytes
  * @property {Float64Array} status status values, STATUS_FIELDS order
+ * @property {Float32Array|null} bank nAgents bank angles [rad] (positive: rolled toward the side
+ *   heading x up), null when the frame has no bank section (level birds)
+ * @property {number} bankRange the bank section's range [rad] (codes +-7), 0 without one
  */
 
 const pad8 = (x) => Math.ceil(x / 8) * 8;
@@ -82,6 +95,8 @@ export function readFrame(buf) {
   const n = v.getUint32(12, true);
   const nAgents = v.getUint32(16, true);
   if (nAgents > n) throw new Error(`n_agents ${nAgents} > N ${n}`);
+  const sections = v.getUint32(20, true);
+  if (sections & ~SECTIONS_KNOWN) throw new Error(`unknown sections bits ${sections} (this page knows ${SECTIONS_KNOWN})`);
   const frameIndex = Number(v.getBigUint64(24, true));
   const step = Number(v.getBigUint64(32, true));
   const time = v.getFloat64(40, true);
@@ -92,7 +107,8 @@ export function readFrame(buf) {
   const oHead = oPos + pad8(n * dim * P);
   const oFlags = oHead + pad8(n * H);
   const oStatus = oFlags + pad8(n);
-  const expected = oStatus + 8 * nStatus;
+  const oBank = oStatus + 8 * nStatus;
+  const expected = sections & SECTION_BANK ? oBank + 8 + pad8((nAgents + 1) >> 1) : oBank;
   if (buf.byteLength !== expected) throw new Error(`frame length ${buf.byteLength} != ${expected}`);
   const positions =
     layout === LAYOUT_F32 ? new Float32Array(buf, oPos, n * dim) : new Uint16Array(buf, oPos, n * dim);
@@ -102,7 +118,44 @@ export function readFrame(buf) {
   else headings = decodeOctahedral(new Int8Array(buf, oHead, n * 2));
   const flags = new Uint8Array(buf, oFlags, n);
   const status = new Float64Array(buf, oStatus, nStatus);
-  return { layout, dim, n, nAgents, frameIndex, step, time, bboxMin, bboxMax, positions, headings, flags, status };
+  let bank = null;
+  let bankRange = 0;
+  if (sections & SECTION_BANK) {
+    bankRange = v.getFloat64(oBank, true);
+    if (!(bankRange > 0 && bankRange <= Math.PI)) throw new Error(`bad bank range ${bankRange}`);
+    bank = decodeBanks(new Uint8Array(buf, oBank + 8, (nAgents + 1) >> 1), nAgents, bankRange);
+  }
+  return { layout, dim, n, nAgents, frameIndex, step, time, bboxMin, bboxMax, positions, headings, flags, status, bank, bankRange };
+}
+
+/**
+ * Bank angles [rad] of a bank section's codes: 4 bits each, two's complement, agent 2k in the low
+ * half of byte k and 2k + 1 in the high half; bank = code x range / 7.
+ *
+ * @param {Uint8Array} packed
+ * @param {number} n agents
+ * @param {number} range [rad]
+ * @returns {Float32Array}
+ */
+export function decodeBanks(packed, n, range) {
+  const out = new Float32Array(n);
+  const step = range / BANK_LEVELS;
+  for (let i = 0; i < n; i++) {
+    const nibble = (packed[i >> 1] >> ((i & 1) << 2)) & 15;
+    out[i] = (nibble >= 8 ? nibble - 16 : nibble) * step;
+  }
+  return out;
+}
+
+/**
+ * Bank angle of agent i [rad] (0 for a frame without a bank section).
+ *
+ * @param {Frame} frame
+ * @param {number} i agent index (< nAgents)
+ * @returns {number}
+ */
+export function bankAt(frame, i) {
+  return frame.bank ? frame.bank[i] : 0;
 }
 
 /**

@@ -98,7 +98,7 @@ export class ReplayBuffer {
 
   /**
    * The frame at a replay position, interpolated between the two stored frames around it:
-   * positions lerped (unwrapped across periodic boundaries), headings lerped and normalized,
+   * positions lerped (unwrapped across periodic boundaries), headings lerped and normalized, banks lerped,
    * status values from the nearer frame (polarization and mean neighbours lerped). Two frames
    * with different entries (a bird was caught in between) are not blended: the nearer one is
    * shown.
@@ -164,6 +164,11 @@ export function interpolateFrames(a, b, f, period = null) {
       for (let ax = 0; ax < dim; ax++) headings[i * dim + ax] *= inv;
     }
   }
+  let bank = nearer.bank ?? null;
+  if (a.bank && b.bank) {
+    bank = new Float32Array(a.nAgents);
+    for (let i = 0; i < a.nAgents; i++) bank[i] = a.bank[i] + (b.bank[i] - a.bank[i]) * f;
+  }
   const status = Float64Array.from(nearer.status);
   for (const k of [0, 1]) if (k < status.length) status[k] = a.status[k] + (b.status[k] - a.status[k]) * f;
   const bboxMin = [0, 1, 2].map((k) => Math.min(a.bboxMin[k], b.bboxMin[k]));
@@ -177,6 +182,7 @@ export function interpolateFrames(a, b, f, period = null) {
     positions,
     headings,
     status,
+    bank,
   };
 }
 

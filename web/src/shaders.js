@@ -9,7 +9,10 @@
  * on the CPU. With 2 values per entry (2D) the attribute's z reads 0.
  *
  * The base geometry points along +x: in 2D its y axis maps to the heading's left-hand normal; in
- * 3D y maps to "up" (closest to +y, orthogonal to the heading) and z to the heading's side.
+ * 3D y maps to "up" (closest to +y, orthogonal to the heading) and z to the heading's side, both
+ * rolled about the heading by the bird's bank (`iBank` [rad], from the frame's bank section;
+ * positive toward the side: up cos + side sin, as the flight kernel tilts its lift), so a banked
+ * bird shows an observer beside or below it more of its wings (docs/viewer.md, "Banking").
  *
  * 3D (cheap at 100 000 instances: 2 triangles per bird, no textures, no sorting):
  * - a bird is never drawn smaller than a few pixels (`uMinPixels`, less in flocks of over 10 000:
@@ -68,6 +71,7 @@ attribute vec3 iPos;
 attribute vec3 iHead;
 attribute float iFlag;
 attribute float iDensity;  // 3D agents of a large flock: local density relative to the flock's (density.js)
+attribute float iBank;     // 3D banked birds: bank angle [rad], positive rolled toward the side (0: level)
 attribute vec3 aEdge;      // 2D arrow: 0 along its outer edges (the rim of highlights)
 
 uniform float uQuant;      // 1: iPos is normalized q16, dequantize with the box
@@ -116,6 +120,13 @@ void main() {
     vec3 ref = abs(fwd.y) > 0.99 ? vec3(1.0, 0.0, 0.0) : vec3(0.0, 1.0, 0.0);
     side = normalize(cross(fwd, ref));
     up = cross(side, fwd);
+    if (iBank != 0.0) {  // roll about the heading: the body's up tilts toward the side
+      float cb = cos(iBank);
+      float sb = sin(iBank);
+      vec3 rolled = up * cb + side * sb;
+      side = side * cb - up * sb;
+      up = rolled;
+    }
   }
   float size = uSize;
   float minPixels = uMinPixels;

@@ -5,7 +5,7 @@
  * @module testhook
  */
 
-import { FLAG_TURNING, agentCentroid, meanHeading, selectedAgent, statusOf } from "./protocol.js";
+import { FLAG_TURNING, agentCentroid, meanHeading, readFrame, selectedAgent, statusOf } from "./protocol.js";
 
 /**
  * The test hook (`window.flocksim`): live views of the page's state for browser tests.
@@ -114,6 +114,17 @@ export function testHook(app) {
     worldAt: (x, y) => app.view.worldAt(x, y, app.shown ? agentCentroid(app.shown) : null),
     /** What the flock adds to the picture: pixels that differ from the view without it, and their box. */
     foregroundPixels: () => app.view.foregroundPixels(),
+    /**
+     * Draw a frame the test made (its bytes, e.g. from Python's encode_frame), framed as a first
+     * frame is (the camera keeps its direction), and return what its entries add to the picture
+     * (foregroundPixels). Pause first, or the next live frame replaces it.
+     */
+    drawFrame: (bytes) => {
+      const frame = readFrame(Uint8Array.from(bytes).buffer);
+      app.view.needsFit = true;
+      app.view.show(frame);
+      return app.view.foregroundPixels();
+    },
     /** Flappy Boids: the last `game` message (score, distance, alive, target, chunks), null without a game. */
     get game() {
       return app.flappy.active ? app.flappy.status : null;

@@ -20,7 +20,9 @@ export function octahedralCodes(h) {
  * Encode a frame.
  *
  * @param {{layout?: number, dim: number, nAgents?: number, positions: number[][], headings: number[][],
- *   flags?: number[], status?: number[], step?: number, time?: number, frameIndex?: number}} f
+ *   flags?: number[], status?: number[], step?: number, time?: number, frameIndex?: number,
+ *   bank?: number[], bankRange?: number, sections?: number}} f bank: per agent [rad], sent as a
+ *   bank section over bankRange (default 60 degrees): round(bank / range x 7), clipped to +-7
  * @returns {ArrayBuffer}
  */
 export function writeFrame(f) {
@@ -34,7 +36,8 @@ export function writeFrame(f) {
   const oHead = oPos + pad8(n * dim * P);
   const oFlags = oHead + pad8(n * H);
   const oStatus = oFlags + pad8(n);
-  const buf = new ArrayBuffer(oStatus + 8 * status.length);
+  const oBank = oStatus + 8 * status.length;
+  const buf = new ArrayBuffer(f.bank ? oBank + 8 + pad8((nAgents + 1) >> 1) : oBank);
   const v = new DataView(buf);
   "FLKF".split("").forEach((c, i) => v.setUint8(i, c.charCodeAt(0)));
   v.setUint16(4, f.version ?? 2, true);
@@ -44,6 +47,7 @@ export function writeFrame(f) {
   v.setUint16(10, status.length, true);
   v.setUint32(12, n, true);
   v.setUint32(16, nAgents, true);
+  v.setUint32(20, f.sections ?? (f.bank ? 1 : 0), true);
   v.setBigUint64(24, BigInt(f.frameIndex ?? 0), true);
   v.setBigUint64(32, BigInt(f.step ?? 0), true);
   v.setFloat64(40, f.time ?? 0, true);
@@ -67,5 +71,14 @@ export function writeFrame(f) {
   });
   (f.flags ?? []).forEach((b, i) => v.setUint8(oFlags + i, b));
   status.forEach((s, k) => v.setFloat64(oStatus + 8 * k, s, true));
+  if (f.bank) {
+    const range = f.bankRange ?? Math.PI / 3;
+    v.setFloat64(oBank, range, true);
+    f.bank.forEach((b, i) => {
+      const code = Math.max(-7, Math.min(7, Math.round((b / range) * 7)));
+      const at = oBank + 8 + (i >> 1);
+      v.setUint8(at, v.getUint8(at) | ((code & 15) << ((i & 1) << 2)));
+    });
+  }
   return buf;
 }

@@ -9,6 +9,8 @@ import {
   LAYOUT_Q16,
   VERSION,
   agentCentroid,
+  bankAt,
+  decodeBanks,
   decodeOctahedral,
   extraRange,
   meanHeading,
@@ -17,6 +19,8 @@ import {
   statusOf,
   toFloatFrame,
 } from "../src/protocol.js";
+import { thinned } from "../src/detail.js";
+import { interpolateFrames } from "../src/replay.js";
 import { socketUrl } from "../src/connection.js";
 import { writeFrame } from "./frames.mjs";
 
@@ -167,4 +171,55 @@ test("the socket URL names the frame version and keeps the page's query", () => 
   assert.equal(parsed.searchParams.get("set"), "agents.n=200");
   const bare = new URL(socketUrl({ protocol: "https:", host: "h", pathname: "/app/index.html", search: "" }));
   assert.equal(bare.href, "wss://h/app/ws?protocol=2");
+});
+
+test("a bank section: its range, then 4-bit codes, read within half a code", () => {
+  const deg = Math.PI / 180;
+  // over 60 degrees: 60 -> code 7; 0 -> 0
+  const bank = [60 * deg, -25 * deg, 0];
+  for (const layout of [0, 1]) {
+    const buf = writeFrame({ ...sample, layout, bank });
+    const plain = writeFrame({ ...sample, layout });
+    assert.equal(buf.byteLength, plain.byteLength + 16); // the range, then 3 agents in 2 bytes padded to 8
+    const f = readFrame(buf);
+    assert.ok(f.bank instanceof Float32Array);
+    assert.equal(f.bank.length, f.nAgents); // agents only: the predator and target have none
+    assert.equal(f.bankRange, Math.PI / 3);
+    // -25 degrees: -2.92 -> code -3 -> -25.71 degrees
+    assert.deepEqual(Array.from(f.bank, (b) => Math.round((b / deg) * 1e4) / 1e4), [60, -25.7143, 0]);
+    bank.forEach((b, i) => assert.ok(Math.abs(bankAt(f, i) - b) <= (60 * deg) / 14 + 1e-6, `agent ${i}`));
+    assert.deepEqual(Array.from(f.flags), sample.flags); // the other sections are where they were
+    assert.deepEqual(Array.from(f.status), sample.status);
+    assert.equal(readFrame(plain).bank, null);
+    assert.equal(bankAt(readFrame(plain), 0), 0);
+  }
+  // the nibbles: low half first, two's complement
+  const codes = Array.from(decodeBanks(new Uint8Array([0xc7, 0x09]), 3, 7), (x) => Math.round(x));
+  assert.deepEqual(codes, [7, -4, -7]);
+  // a reader must know every sections bit (it cannot tell the length otherwise), and the length
+  assert.throws(() => readFrame(writeFrame({ ...sample, bank, sections: 3 })), /unknown sections/);
+  assert.throws(() => readFrame(writeFrame({ ...sample, sections: 1 })), /frame length/);
+  assert.throws(() => readFrame(writeFrame({ ...sample, bank, bankRange: 0 })), /bank range/);
+});
+
+test("thinned and replayed frames keep their birds' banks", () => {
+  const deg = Math.PI / 180;
+  const many = {
+    dim: 3,
+    positions: Array.from({ length: 6 }, (_, i) => [i, 0, 0]),
+    headings: Array.from({ length: 6 }, () => [1, 0, 0]),
+    flags: [0, 0, 0, FLAG_SELECTED, 0, 0],
+    bank: [0, 10, 20, 30, 40, 50].map((d) => (d * 60 * deg) / 50),
+  };
+  const f = readFrame(writeFrame(many));
+  // 0, 12, 24, 36, 48, 60 degrees -> codes 0, 1.4 -> 1, 2.8 -> 3, 4.2 -> 4, 5.6 -> 6, 7 (x 60 / 7 degrees)
+  assert.deepEqual(Array.from(f.bank, (b) => Math.round(b / deg)), [0, 9, 26, 34, 51, 60]);
+  const t = thinned(f, 4, FLAG_SELECTED); // rows 0, 3 (selected) and 4
+  assert.deepEqual(Array.from(t.bank), [f.bank[0], f.bank[3], f.bank[4]]);
+  assert.equal(thinned(f, 1, FLAG_SELECTED).bank, f.bank);
+  const g = readFrame(writeFrame({ ...many, bank: many.bank.map((b) => -b) }));
+  const mid = interpolateFrames(f, g, 0.5);
+  assert.deepEqual(Array.from(mid.bank), [0, 0, 0, 0, 0, 0]);
+  const quarter = interpolateFrames(f, g, 0.25);
+  Array.from(quarter.bank).forEach((b, i) => assert.ok(Math.abs(b - f.bank[i] / 2) < 1e-6));
 });

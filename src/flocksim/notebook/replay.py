@@ -126,7 +126,8 @@ def recorded_frame(run: RecordedFrames, i: int, frame_index: int, params: Any) -
         0.0,
     ]
     view = _RecordedState(state, params, int(run.steps[i]), float(run.times[i]), tracks)
-    return encode_frame(view, frame_index, selected=None, status=status)  # type: ignore[arg-type]
+    # no bank section: recordings keep no bank angles (spin is recorded for inertial-spin alignment only)
+    return encode_frame(view, frame_index, selected=None, status=status, bank=False)  # type: ignore[arg-type]
 
 
 class ReplayWidget(FlockWidget):

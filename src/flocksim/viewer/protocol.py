@@ -2,7 +2,15 @@
 
 A frame is little-endian: a 96-byte header, then positions, headings, one flag byte per entry
 and the status values, each section starting on an 8-byte boundary (zero padding), so a
-JavaScript client can view every section as a typed array without copying.
+JavaScript client can view every section as a typed array without copying. The layout (header,
+sizes, offsets, flag bits) is :mod:`flocksim.viewer.frame_layout`; its names are importable
+from here too.
+
+A simulation whose birds bank (3D banked flight, ``rules.flight.mode = "banked"``) adds a bank
+section, flagged in the header's ``sections`` field: its range r (the model's largest bank
+[rad], float64), then per agent its bank angle ``state.spin[:, 0]`` as the 4-bit code
+round(bank / r x 7) in -7..7, two agents a byte (error <= r / 14: 4.3 degrees at 60); every other
+frame is byte for byte what it was before the section existed.
 
 Entries: the alive agents in stable-id order (ids are not sent; the selected agent is flagged),
 then extra entries that are not agents: predators, obstacles, seek targets (their flag bit set).
@@ -22,126 +30,49 @@ per entry). A client names the version it reads in the socket query (``protocol=
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from flocksim.kernels.octahedral import decode_octahedral
 from flocksim.kernels.octahedral import encode as encode_octahedral
 from flocksim.metrics.order import polarization, unit_headings
+from flocksim.viewer.frame_decode import Frame, ProtocolError, decode_frame
+from flocksim.viewer.frame_layout import (
+    BANK_LEVELS,
+    BANK_RANGE_BYTES,
+    FLAG_NEIGHBOR,
+    FLAG_OBSTACLE,
+    FLAG_PREDATOR,
+    FLAG_SELECTED,
+    FLAG_TARGET,
+    FLAG_TURNING,
+    HEADER,
+    HEADER_SIZE,
+    HEADING_SCALE,
+    LAYOUT_NAMES,
+    LAYOUTS,
+    MAGIC,
+    NEIGHBORS_SHOWN,
+    Q16_HEADING_BYTES,
+    Q16_STEPS,
+    Q16_THRESHOLD,
+    SECTION_BANK,
+    SECTIONS_KNOWN,
+    STATUS_FIELDS,
+    VERSION,
+    Layout,
+    bank_bytes,
+    bank_offsets,
+    choose_layout,
+    frame_size,
+    section_offsets,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from flocksim.simulation import Simulation
-
-MAGIC = b"FLKF"
-"""First four bytes of every frame."""
-VERSION = 2
-"""Protocol version: bumped on any change an old reader would misread (2: two-byte q16 headings)."""
-HEADER = struct.Struct("<4sHHBBHIIIQQd3d3d")
-"""magic, version, header_size, layout, dim, n_status, n_entries, n_agents, reserved, frame_index,
-step, time [s], bbox_min (3) [units], bbox_max (3) [units]."""
-HEADER_SIZE = HEADER.size  # 96
-
-Layout = Literal["f32", "q16"]
-LAYOUTS: dict[str, int] = {"f32": 0, "q16": 1}
-"""Layout name -> layout id in the header."""
-LAYOUT_NAMES: dict[int, str] = {v: k for k, v in LAYOUTS.items()}
-Q16_THRESHOLD = 20_000
-"""Frames with more entries than this use the q16 layout (f32 below: 25 bytes per 3D entry, <= 0.5 MB)."""
-Q16_STEPS = 65535
-"""Quantization steps over the bounding box per axis (uint16 0..65535)."""
-HEADING_SCALE = 127
-"""2D q16 heading: int8 component = round(unit component x 127); 3D: octahedral codes at the same scale."""
-Q16_HEADING_BYTES = 2
-"""Bytes per heading in the q16 layout (both dims)."""
-
-FLAG_SELECTED = 1 << 0
-"""The selected agent (agent 0 unless the server selects another)."""
-FLAG_NEIGHBOR = 1 << 1
-"""One of the selected agent's 7 nearest alive agents."""
-FLAG_TURNING = 1 << 2
-"""An agent turning in a spontaneous turn during the last step."""
-FLAG_PREDATOR = 1 << 3
-"""A predator (extra entry)."""
-FLAG_OBSTACLE = 1 << 4
-"""An obstacle (extra entry): circle centre, segment midpoint (heading along a -> b) or box centre."""
-FLAG_TARGET = 1 << 5
-"""A seek target (extra entry)."""
-NEIGHBORS_SHOWN = 7
-"""How many nearest agents of the selected one are flagged."""
-
-STATUS_FIELDS: tuple[str, ...] = ("polarization", "mean_neighbors", "caught", "remaining", "steps_per_second")
-"""Status values, float64, in this order; later versions may append more (readers ignore extras)."""
-
-
-class ProtocolError(ValueError):
-    """A frame that cannot be decoded: the message says which part is wrong."""
-
-
-@dataclass(frozen=True)
-class Frame:
-    """A decoded frame. Entries ``[0, n_agents)`` are agents, the rest extras (predators, obstacles,
-    targets). ``positions`` (n, dim) [units] and ``headings`` (n, dim) unit vectors (zero for an
-    entry without a heading) are float64; q16 values are dequantized and the headings renormalized."""
-
-    version: int
-    layout: Layout
-    dim: int
-    frame_index: int
-    step: int
-    time: float
-    n_agents: int
-    bbox_min: np.ndarray
-    bbox_max: np.ndarray
-    positions: np.ndarray
-    headings: np.ndarray
-    flags: np.ndarray
-    status: np.ndarray
-
-    @property
-    def n(self) -> int:
-        """Entries (agents + extras) = flag bytes."""
-        return int(self.flags.shape[0])
-
-    @property
-    def status_dict(self) -> dict[str, float]:
-        """The status values this reader knows, by name (see :data:`STATUS_FIELDS`)."""
-        return {name: float(v) for name, v in zip(STATUS_FIELDS, self.status, strict=False)}
-
-    def having(self, flag: int) -> np.ndarray:
-        """Indices of the entries with ``flag`` set, ascending."""
-        return np.flatnonzero(self.flags & flag)
-
-
-def _pad8(n: int) -> int:
-    return (n + 7) & ~7
-
-
-def section_offsets(n: int, dim: int, layout: Layout, n_status: int = len(STATUS_FIELDS)) -> tuple[int, ...]:
-    """Byte offsets (positions, headings, flags, status, end) of a frame of ``n`` entries."""
-    position_bytes, heading_bytes = (4, 4 * dim) if layout == "f32" else (2, Q16_HEADING_BYTES)
-    positions = HEADER_SIZE
-    headings = positions + _pad8(n * dim * position_bytes)
-    flags = headings + _pad8(n * heading_bytes)
-    status = flags + _pad8(n)
-    return positions, headings, flags, status, status + 8 * n_status
-
-
-def frame_size(n: int, dim: int, layout: Layout, n_status: int = len(STATUS_FIELDS)) -> int:
-    """Bytes of a frame of ``n`` entries (agents + extras). 3D q16: 9 bytes per entry + 136 at most."""
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout: unknown layout {layout!r}; allowed: {', '.join(LAYOUTS)}")
-    return section_offsets(n, dim, layout, n_status)[-1]
-
-
-def choose_layout(n: int) -> Layout:
-    """``"q16"`` for more than :data:`Q16_THRESHOLD` entries, else ``"f32"``."""
-    return "q16" if n > Q16_THRESHOLD else "f32"
-
 
 # ------------------------------------------------------------------------------------ encoding
 
@@ -152,6 +83,39 @@ def q16_headings(headings: np.ndarray, dim: int) -> np.ndarray:
     if dim == 3:
         return encode_octahedral(headings)
     return np.clip(np.rint(headings * HEADING_SCALE), -127, 127).astype(np.int8)
+
+
+def quantize_bank(bank: np.ndarray, bank_range: float) -> np.ndarray:
+    """The bank codes (int8, -7..7) of bank angles [rad] over ``bank_range`` [rad]:
+    round(bank / bank_range x 7), clipped (a non-finite angle: 0)."""
+    bank = np.asarray(bank, dtype=np.float64)
+    codes = np.rint(np.where(np.isfinite(bank), bank, 0.0) * (BANK_LEVELS / bank_range))
+    return np.clip(codes, -BANK_LEVELS, BANK_LEVELS).astype(np.int8)
+
+
+def pack_bank_codes(codes: np.ndarray) -> np.ndarray:
+    """Codes (n,) int8 in -7..7 as 4-bit two's complement, two a byte: agent 2k in the low half of
+    byte k, agent 2k + 1 in the high half ((n + 1) // 2 uint8)."""
+    nibbles = np.asarray(codes, dtype=np.int8).view(np.uint8) & 0x0F
+    if len(nibbles) % 2:
+        nibbles = np.append(nibbles, np.uint8(0))
+    return nibbles[0::2] | (nibbles[1::2] << 4)
+
+
+def _flight(sim: Any) -> Any:
+    return getattr(getattr(getattr(sim, "params", None), "rules", None), "flight", None)
+
+
+def banks(sim: Simulation) -> bool:
+    """Whether ``sim``'s birds bank where a viewer sees it: 3D banked flight (their bank angle is
+    ``state.spin[:, 0]``, kernels/flight.py)."""
+    return getattr(_flight(sim), "mode", None) == "banked" and sim.state.dim == 3
+
+
+def bank_range(sim: Simulation) -> float:
+    """The bank section's range [rad]: the model's largest bank (``rules.flight.max_bank``), pi / 2 without one."""
+    max_bank = getattr(_flight(sim), "max_bank", None)
+    return math.radians(float(max_bank)) if max_bank else math.pi / 2
 
 
 def status_values(
@@ -262,6 +226,7 @@ def encode_frame(
     steps_per_second: float = 0.0,
     selected: int | None = 0,
     status: Sequence[float] | np.ndarray | None = None,
+    bank: bool | None = None,
 ) -> bytes:
     """The frame of ``sim``'s current state (alive agents, then predators, obstacles, targets).
 
@@ -269,8 +234,9 @@ def encode_frame(
     :func:`choose_layout` on the entry count. ``selected``: stable id of the highlighted agent (it
     and its 7 nearest are flagged; nothing is if it is not alive; None: no selection).
     ``status``: the :data:`STATUS_FIELDS` values, by default :func:`status_values` (sim,
-    ``steps_per_second``). Equals ``pack_frame(capture_frame(...))``."""
-    return pack_frame(capture_frame(sim, frame_index, layout, steps_per_second, selected, status))
+    ``steps_per_second``). ``bank``: send the bank section (None: when :func:`banks` (sim)).
+    Equals ``pack_frame(capture_frame(...))``."""
+    return pack_frame(capture_frame(sim, frame_index, layout, steps_per_second, selected, status, bank=bank))
 
 
 @dataclass(frozen=True)
@@ -295,6 +261,11 @@ class FrameParts:
     polarize: bool = False
     """:func:`pack_frame` computes the status' polarization from ``agent_velocities`` (the copies of
     every alive agent's velocity), off the simulation's thread; ``status[0]`` is then ignored."""
+    bank: np.ndarray | None = None
+    """The bank section: (n_agents,) float64 bank angles [rad], or int8 codes
+    (:func:`quantize_bank`) when quantized on the GPU; None: no bank section."""
+    bank_range: float = math.pi / 2
+    """The bank section's range [rad] (:func:`bank_range`)."""
 
     @property
     def n(self) -> int:
@@ -309,12 +280,14 @@ def capture_frame(
     selected: int | None = 0,
     status: Sequence[float] | np.ndarray | None = None,
     polarize: bool = False,
+    bank: bool | None = None,
 ) -> FrameParts:
     """Copy out of ``sim`` what its frame needs (arguments as :func:`encode_frame`): the alive
     agents' positions and velocities, the extras, flags and status values. ``polarize``: the
     status' polarization (``status[0]``, ignored) is computed by :func:`pack_frame` from the
     copied velocities, the same value :func:`status_values` gives, so that a server's simulation
-    thread does not spend that pass on it (agents quantized on the GPU: computed here)."""
+    thread does not spend that pass on it (agents quantized on the GPU: computed here). ``bank``:
+    copy the agents' bank angles for a bank section (None: when :func:`banks` (sim))."""
     if not 0 <= int(frame_index) < 2**64:
         raise ValueError(f"frame_index: must be in [0, 2**64), got {frame_index}")
     state = sim.state
@@ -332,6 +305,12 @@ def capture_frame(
         raise ValueError(f"status: needs {len(STATUS_FIELDS)} values ({', '.join(STATUS_FIELDS)}), got {values.shape}")
     engine = getattr(sim, "engine", None)
     gpu = None
+    bank_values = None
+    span = bank_range(sim)
+    if banks(sim) if bank is None else bank:
+        # codes from the GPU (one byte a bird copied, not the spins), or a copy of the alive rows' banks
+        gpu_banks = getattr(engine, "quantized_banks", None)
+        bank_values = gpu_banks(state, span) if gpu_banks is not None else state.spin[rows, 0]
     if layout == "q16" and hasattr(engine, "quantized_agents"):  # agents quantized on the GPU (docs/gpu.md)
         lo_agents, hi_agents, _ = engine.agent_bounds(state)
         corners = np.concatenate([extra_pos, np.stack([lo_agents, hi_agents])]) if len(rows) else extra_pos
@@ -350,7 +329,7 @@ def capture_frame(
             agent_vel = state.velocity[rows]
     return FrameParts(
         int(frame_index), int(sim.steps), float(sim.time), dim, layout, len(rows), agent_pos, agent_vel,
-        extra_pos, extra_head, flags, values, gpu, polarize,
+        extra_pos, extra_head, flags, values, gpu, polarize, bank_values, span,
     )  # fmt: skip
 
 
@@ -374,11 +353,17 @@ def pack_frame(parts: FrameParts) -> bytes:
     else:
         lo3, hi3 = _box(positions, n, dim)
     offsets = section_offsets(n, dim, layout)
-    buf = bytearray(offsets[-1])
+    sections = 0 if parts.bank is None else SECTION_BANK
+    o_bank, end = bank_offsets(offsets[-1], parts.n_agents, sections)
+    buf = bytearray(end)
     HEADER.pack_into(
-        buf, 0, MAGIC, VERSION, HEADER_SIZE, LAYOUTS[layout], dim, len(STATUS_FIELDS), n, parts.n_agents, 0,
+        buf, 0, MAGIC, VERSION, HEADER_SIZE, LAYOUTS[layout], dim, len(STATUS_FIELDS), n, parts.n_agents, sections,
         parts.frame_index, parts.step, parts.time, *lo3, *hi3,
     )  # fmt: skip
+    if parts.bank is not None:
+        codes = parts.bank if parts.bank.dtype == np.int8 else quantize_bank(parts.bank, parts.bank_range)
+        np.frombuffer(buf, "<f8", 1, o_bank)[0] = parts.bank_range
+        np.frombuffer(buf, "u1", (parts.n_agents + 1) // 2, o_bank + BANK_RANGE_BYTES)[:] = pack_bank_codes(codes)
     count = n * dim
     if layout == "f32":
         np.frombuffer(buf, "<f4", count, offsets[0])[:] = positions.ravel()
@@ -401,106 +386,46 @@ def pack_frame(parts: FrameParts) -> bytes:
     return bytes(buf)
 
 
-# ------------------------------------------------------------------------------------ decoding
-
-
-def decode_frame(data: bytes | bytearray | memoryview) -> Frame:
-    """Read a frame; any malformed input raises :class:`ProtocolError` naming what is wrong.
-
-    Accepts header sizes above 96 (later fields are skipped), more status values than this reader
-    knows and unknown flag bits; rejects a wrong magic or version, an unknown layout, a dim other
-    than 2 or 3, a length that disagrees with the header, and non-finite time, box, positions or
-    headings (status values may be NaN)."""
-    try:
-        view = memoryview(data).cast("B")
-    except (TypeError, ValueError) as exc:
-        raise ProtocolError(f"frame: expected bytes, got {type(data).__name__} ({exc})") from None
-    size = view.nbytes
-    if size < HEADER_SIZE:
-        raise ProtocolError(f"frame: {size} bytes is shorter than the {HEADER_SIZE}-byte header")
-    (magic, version, header_size, layout_id, dim, n_status, n, n_agents, _reserved,
-     frame_index, step, time, *box) = HEADER.unpack_from(view, 0)  # fmt: skip
-    if magic != MAGIC:
-        raise ProtocolError(f"frame: bad magic {magic!r}; expected {MAGIC!r} (not a flocksim frame)")
-    if version != VERSION:
-        raise ProtocolError(f"frame: unsupported protocol version {version}; this reader reads version {VERSION}")
-    if header_size < HEADER_SIZE or header_size % 8:
-        raise ProtocolError(f"frame: header_size {header_size}; allowed: a multiple of 8, >= {HEADER_SIZE}")
-    if layout_id not in LAYOUT_NAMES:
-        raise ProtocolError(f"frame: unknown layout id {layout_id}; allowed: 0 (f32), 1 (q16)")
-    layout: Layout = LAYOUT_NAMES[layout_id]  # type: ignore[assignment]
-    if dim not in (2, 3):
-        raise ProtocolError(f"frame: dim {dim}; allowed: 2, 3")
-    if n_agents > n:
-        raise ProtocolError(f"frame: n_agents {n_agents} exceeds the {n} entries")
-    offsets = [o - HEADER_SIZE + header_size for o in section_offsets(n, dim, layout, n_status)]
-    if size != offsets[-1]:
-        raise ProtocolError(
-            f"frame: {size} bytes, but the header ({n} entries, dim {dim}, layout {layout}, "
-            f"{n_status} status values) needs {offsets[-1]}"
-        )
-    lo = np.array(box[:3], dtype=np.float64)[:dim]
-    hi = np.array(box[3:], dtype=np.float64)[:dim]
-    if not (math.isfinite(time) and np.isfinite(lo).all() and np.isfinite(hi).all()):
-        raise ProtocolError("frame: time or bounding box is not finite")
-    count = n * dim
-    if layout == "f32":
-        positions = np.frombuffer(view, "<f4", count, offsets[0]).astype(np.float64).reshape(n, dim)
-        headings = np.frombuffer(view, "<f4", count, offsets[1]).astype(np.float64).reshape(n, dim)
-        if not (np.isfinite(positions).all() and np.isfinite(headings).all()):
-            raise ProtocolError("frame: positions or headings hold NaN or inf")
-    else:
-        if (lo > hi).any() or not np.isfinite(hi - lo).all():
-            raise ProtocolError(f"frame: bounding box min {lo.tolist()}, max {hi.tolist()}; need finite max - min >= 0")
-        q = np.frombuffer(view, "<u2", count, offsets[0]).reshape(n, dim)
-        positions = lo + q * ((hi - lo) / Q16_STEPS)
-        codes = np.frombuffer(view, "i1", n * Q16_HEADING_BYTES, offsets[1]).reshape(n, Q16_HEADING_BYTES)
-        if dim == 3:
-            headings = decode_octahedral(codes)
-        else:
-            raw = codes.astype(np.float64) / HEADING_SCALE
-            headings = unit_headings(raw) if n else raw
-    flags = np.frombuffer(view, "u1", n, offsets[2]).copy()
-    status = np.frombuffer(view, "<f8", n_status, offsets[3]).copy()
-    return Frame(
-        version=version,
-        layout=layout,
-        dim=dim,
-        frame_index=frame_index,
-        step=step,
-        time=time,
-        n_agents=n_agents,
-        bbox_min=lo,
-        bbox_max=hi,
-        positions=positions,
-        headings=headings,
-        flags=flags,
-        status=status,
-    )
-
-
-__all__ = [
+__all__ = [  # the layout's names (frame_layout) and the decoder's (frame_decode) too: old import paths
+    "BANK_LEVELS",
+    "BANK_RANGE_BYTES",
     "FLAG_NEIGHBOR",
     "FLAG_OBSTACLE",
     "FLAG_PREDATOR",
     "FLAG_SELECTED",
     "FLAG_TARGET",
     "FLAG_TURNING",
+    "HEADER",
     "HEADER_SIZE",
+    "HEADING_SCALE",
     "LAYOUTS",
+    "LAYOUT_NAMES",
     "MAGIC",
+    "NEIGHBORS_SHOWN",
+    "Q16_HEADING_BYTES",
+    "Q16_STEPS",
     "Q16_THRESHOLD",
+    "SECTIONS_KNOWN",
+    "SECTION_BANK",
     "STATUS_FIELDS",
     "VERSION",
     "Frame",
     "FrameParts",
+    "Layout",
     "ProtocolError",
+    "bank_bytes",
+    "bank_offsets",
+    "bank_range",
+    "banks",
     "capture_frame",
     "choose_layout",
     "decode_frame",
     "encode_frame",
     "frame_size",
+    "pack_bank_codes",
     "pack_frame",
+    "q16_headings",
+    "quantize_bank",
     "section_offsets",
     "sim_polarization",
     "status_values",

@@ -16,6 +16,7 @@ a kernel compiles (:mod:`flocksim.compile_notice`).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import sys
@@ -24,7 +25,7 @@ import time
 from pathlib import Path
 
 from flocksim.compile_notice import announce_compiles, compile_estimate
-from flocksim.config import AnyParams
+from flocksim.config import AnyParams, apply_overrides
 from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
 from flocksim.viewer.compiling import tracker
@@ -38,8 +39,9 @@ DEFAULT_SCENE = "starlings-3d"
 
 def warm_up(params: AnyParams, engine: str = "cpu", threads: int | None = None) -> float:
     """Step a throwaway simulation of ``params`` (image paths resolved) on ``engine`` twice,
-    encode a frame and count neighbours as a viewer session does, compiling (or loading from
-    numba's cache) every kernel on the way. Returns the seconds it took."""
+    encode a frame and count neighbours as a viewer session does, and take its metrics as
+    ``flocksim run`` does, compiling (or loading from numba's cache) every kernel on the way.
+    Returns the seconds it took."""
     started = time.perf_counter()
     sim = Simulation(params, engine=engine, threads=threads)
     with engine_guard():
@@ -47,6 +49,7 @@ def warm_up(params: AnyParams, engine: str = "cpu", threads: int | None = None) 
         if sim.model.neighbor_query().mode == "metric":  # the session counts metric neighbours
             sim.neighbors()
         encode_frame(sim, 0, selected=0, status=status_values(sim, 0.0, mean_neighbors=0.0))
+        sim.metrics()  # the run's summary (the nearest-neighbour distance's search)
     return time.perf_counter() - started
 
 
@@ -72,17 +75,21 @@ def _stamp(name: str) -> Path | None:
     import numba
 
     folder = numba.config.CACHE_DIR
-    return Path(folder) / f"viewer-warm-{name}.stamp" if folder else None
+    return Path(folder) / f"viewer-warm-{name}-with-metrics.stamp" if folder else None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m flocksim.viewer.warmup [PRESET]``: compile once per source version."""
-    args = sys.argv[1:] if argv is None else argv
-    name = args[0] if args else DEFAULT_SCENE
-    stamp = _stamp(name)
+    """``python -m flocksim.viewer.warmup [PRESET] [--set KEY=VALUE ...]``: compile once per
+    source version (with overrides: every time; numba loads what its cache holds)."""
+    parser = argparse.ArgumentParser(prog="python -m flocksim.viewer.warmup")
+    parser.add_argument("preset", nargs="?", default=DEFAULT_SCENE)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    name, overrides = args.preset, args.overrides
+    stamp = None if overrides else _stamp(name)
     if stamp is not None and stamp.exists():
         return 0
-    params = load_preset(name)
+    params = apply_overrides(load_preset(name), overrides)
     with announce_compiles(name, lambda: compile_estimate(params, name), stream=sys.stdout):  # when one compiles
         seconds = warm_up(params)
     print(f"flocksim: kernels ready in {seconds:.0f} s", flush=True)
