@@ -26,6 +26,13 @@ presets (:data:`CHURN_PRESETS`) and settings, each staying 5 to 20 s, then leavi
 back; after each wave every client is gone for ``--idle-seconds``, and at its end the server's
 RSS, open file descriptors and threads are sampled. Prints them per wave (and the level before
 any client), to show whether what the clients left behind returns to a steady level.
+
+``--mixed`` (with ``--churn``): the switchers also move to the 100 000-bird flock
+(starlings-3d-large) and the game (flappy-boids), and half their ``set``s turn the level of
+detail on or off (:data:`MIXED_PRESETS`). ``--visit-first``: before the waves, one client shows
+every scene of the list once, and the levels are read after ``--idle-seconds``: what the server
+keeps for having shown a scene (its compiled kernels, schema, meshes), told apart from what the
+waves add. ``--settle-seconds S``: after the last wave, the levels once more S seconds later.
 """
 
 from __future__ import annotations
@@ -102,6 +109,8 @@ SLOW = _set(**{"navigation.enabled": True, "navigation.source": "obstacles", "ru
                "navigation.cell_size": 1.0})  # fmt: skip
 CHURN_PRESETS = ["boids-2d", "starlings-2d", "starlings-3d", "vicsek", "minions", "crowd"]
 """Presets the --churn switchers move between (several models, 2D and 3D; each under 600 birds)."""
+MIXED_PRESETS = [*CHURN_PRESETS, "starlings-3d-large", "flappy-boids"]
+"""Presets of --mixed: the churn presets, the 100 000-bird flock and the game."""
 HALF_REQUESTS = [b"GET / HT", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"GET / HTTP/1.1\r\nX-Pad: " + b"a" * 200_000]
 
 
@@ -163,9 +172,13 @@ async def drain(ws, tally: Tally, wait: float) -> None:
             tally.errors[error_kind(reply["message"])] += 1
 
 
-async def churn_client(url: str, rng: random.Random, deadline: float, tally: Tally, switcher: bool) -> None:
+async def churn_client(
+    url: str, rng: random.Random, deadline: float, tally: Tally, switcher: bool, mixed: bool = False
+) -> None:
     """Come and go until ``deadline``: stay 5 to 20 s asking for frames (a switcher also changes
-    preset or settings about once a second), leave, come back after up to 2 s."""
+    preset or settings about once a second), leave, come back after up to 2 s. ``mixed``: the
+    presets of :data:`MIXED_PRESETS`, and half the settings the level of detail."""
+    presets = MIXED_PRESETS if mixed else CHURN_PRESETS
     while time.monotonic() < deadline:
         leave = min(deadline, time.monotonic() + rng.uniform(5.0, 20.0))
         try:
@@ -174,9 +187,13 @@ async def churn_client(url: str, rng: random.Random, deadline: float, tally: Tal
                 while time.monotonic() < leave:
                     if switcher and rng.random() < 0.3:
                         if rng.random() < 0.5:
-                            name, message = "preset", json.dumps({"type": "preset", "name": rng.choice(CHURN_PRESETS)})
+                            name, message = "preset", json.dumps({"type": "preset", "name": rng.choice(presets)})
                         else:
-                            changes = {"agents.n": rng.randint(50, 600)}
+                            changes = (
+                                {"detail.enabled": rng.random() < 0.5}
+                                if mixed and rng.random() < 0.5
+                                else {"agents.n": rng.randint(50, 600)}
+                            )
                             name, message = "set", json.dumps({"type": "set", "changes": changes})
                     else:
                         name, message = "next", json.dumps({"type": "next"})
@@ -210,13 +227,17 @@ async def churn(port: int, pid: int, args: argparse.Namespace) -> dict:
         started = time.monotonic()
         deadline = min(end, started + args.wave_seconds)
         clients = [
-            churn_client(url, random.Random(rng.random()), deadline, tally, switcher=k >= args.watchers)
+            churn_client(url, random.Random(rng.random()), deadline, tally, k >= args.watchers, args.mixed)
             for k in range(args.watchers + args.switchers)
         ]
         await asyncio.gather(*clients)
         await asyncio.sleep(args.idle_seconds)  # everyone gone
         waves.append({"t_s": round(time.monotonic() - started + (waves[-1]["t_s"] if waves else 0.0), 1),
                       **server_levels(pid)})  # fmt: skip
+    settled = None
+    if args.settle_seconds:
+        await asyncio.sleep(args.settle_seconds)
+        settled = {"seconds_after_the_last_client": args.idle_seconds + args.settle_seconds, **server_levels(pid)}
     return {
         "messages_sent": sum(tally.sent.values()),
         "sent_by_kind": dict(sorted(tally.sent.items())),
@@ -225,6 +246,7 @@ async def churn(port: int, pid: int, args: argparse.Namespace) -> dict:
         "socket_closes_by_code": dict(sorted(tally.closes.items())),
         "websocket_connections": tally.connections,
         "idle_after_each_wave": waves,
+        "settled": settled,
     }
 
 
@@ -247,14 +269,32 @@ def half_open(port: int, deadline: float, rng: random.Random, counts: Counter) -
             counts["closed_by_server"] += 1
 
 
-def sample_rss(pid: int, stop: threading.Event, peak: list[int]) -> None:
+def sample_rss(pid: int, stop: threading.Event, peak: list[int], most: Counter | None = None) -> None:
+    """The server's peak RSS into ``peak[0]``; with ``most``, its most threads and file descriptors."""
     process = psutil.Process(pid)
     while not stop.is_set():
         try:
             peak[0] = max(peak[0], process.memory_info().rss)
+            if most is not None:
+                most["threads"] = max(most["threads"], process.num_threads())
+                most["fds"] = max(most["fds"], process.num_fds())
         except psutil.Error:
             return
         time.sleep(0.05)
+
+
+async def visit_every_scene(url: str, presets: list[str]) -> None:
+    """One client shows each preset once: asks for it, waits for its parameters, pulls a frame."""
+    async with websockets.connect(url, max_size=None, compression=None, open_timeout=60) as ws:
+        for name in presets:
+            await ws.send(json.dumps({"type": "preset", "name": name}))
+            while True:
+                reply = await asyncio.wait_for(ws.recv(), timeout=900)
+                if not isinstance(reply, bytes) and json.loads(reply)["type"] in ("params", "error"):
+                    break
+            await ws.send(json.dumps({"type": "next"}))
+            while not isinstance(await asyncio.wait_for(ws.recv(), timeout=900), bytes):
+                pass
 
 
 async def warm_up(url: str) -> None:
@@ -322,6 +362,9 @@ def main() -> None:
     parser.add_argument("--switchers", type=int, default=10)
     parser.add_argument("--wave-seconds", type=float, default=120.0)
     parser.add_argument("--idle-seconds", type=float, default=15.0)
+    parser.add_argument("--mixed", action="store_true", help="with --churn: also the large flock, the game, detail")
+    parser.add_argument("--visit-first", action="store_true", help="with --churn: show every scene once first")
+    parser.add_argument("--settle-seconds", type=float, default=0.0, help="with --churn: levels again this much later")
     args = parser.parse_args()
     connections = args.watchers + args.switchers if args.churn else MAX_CONNECTIONS
     port = free_port()
@@ -339,10 +382,17 @@ def main() -> None:
                 asyncio.run(warm_up(f"ws://127.0.0.1:{port}/ws?protocol=2"))
                 time.sleep(args.idle_seconds if args.churn else 0.0)
                 before = server_levels(server.pid)
+                visited = None
+                if args.churn and args.visit_first:
+                    presets = MIXED_PRESETS if args.mixed else CHURN_PRESETS
+                    asyncio.run(visit_every_scene(f"ws://127.0.0.1:{port}/ws?protocol=2", presets))
+                    time.sleep(args.idle_seconds)
+                    visited = server_levels(server.pid)
                 baseline = psutil.Process(server.pid).memory_info().rss
                 peak = [baseline]
+                most: Counter[str] = Counter()
                 stop = threading.Event()
-                sampler = threading.Thread(target=sample_rss, args=(server.pid, stop, peak), daemon=True)
+                sampler = threading.Thread(target=sample_rss, args=(server.pid, stop, peak, most), daemon=True)
                 sampler.start()
                 started = time.monotonic()
                 result = asyncio.run(churn(port, server.pid, args) if args.churn else attack(port, args))
@@ -356,10 +406,13 @@ def main() -> None:
     print(json.dumps({
         "seconds": round(elapsed, 1),
         "clients": f"{args.watchers} watchers + {args.switchers} switchers" if args.churn else args.clients,
+        "presets": (MIXED_PRESETS if args.mixed else CHURN_PRESETS) if args.churn else None,
         "max_connections": connections,
         "seed": args.seed,
         **result,
         "server_before": before,
+        "server_after_visiting_every_scene": visited,
+        "server_most_threads_and_fds": dict(most),
         "server_rss_mb_before": round(baseline / 2**20, 1),
         "server_rss_mb_peak": round(peak[0] / 2**20, 1),
         "server_tracebacks_logged": tracebacks,
