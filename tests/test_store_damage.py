@@ -151,8 +151,23 @@ def fingerprint(folder: Path) -> dict[str, str]:
     }
 
 
+# what resume adds to the line when a checkpoint is damaged: the way forward, or that there is none
+FROM_40 = (
+    "; allowed: --from-intact-checkpoint to resume from step 40 (the newest intact checkpoint), "
+    "rewriting the frames after it"
+)
+RESUME_HINT = {
+    "deleted checkpoint chunk": FROM_40,
+    "edited frames attribute": FROM_40,
+    "forged frames attribute": FROM_40,
+    "deleted newest checkpoint": FROM_40,
+    "truncated checkpoint chunk": FROM_40,
+    "deleted checkpoints": "; no checkpoint is intact, so it cannot be resumed",
+}
+
+
 @pytest.fixture(params=list(DAMAGE))
-def damaged(request, pristine, tmp_path) -> tuple[Path, str, set[str]]:
+def damaged(request, pristine, tmp_path) -> tuple[Path, str, set[str], str]:
     damage, message, readers = DAMAGE[request.param]
     path = tmp_path / "damaged.zarr"
     shutil.copytree(pristine, path)
@@ -160,7 +175,7 @@ def damaged(request, pristine, tmp_path) -> tuple[Path, str, set[str]]:
     if "{}" in message:  # the checkpoint array's index
         what = "state.position" if "position" in message else "state.velocity"
         message = message.format(checkpoint_array(path, what).name[1:])
-    return path, message, readers
+    return path, message, readers, RESUME_HINT.get(request.param, "")
 
 
 def test_the_pristine_store_verifies(pristine, runner):
@@ -170,7 +185,7 @@ def test_the_pristine_store_verifies(pristine, runner):
 
 
 def test_every_reader_names_the_damage_in_one_line(damaged, runner, tmp_path):
-    path, message, readers = damaged
+    path, message, readers, hint = damaged
     expected = f"error: {path}: damaged store: {message}"
     commands = {
         "info": ["info", path],
@@ -184,7 +199,7 @@ def test_every_reader_names_the_damage_in_one_line(damaged, runner, tmp_path):
         result = runner.invoke(app, [str(a) for a in args])
         if reader in readers:
             assert result.exit_code == 2, (reader, result.output)
-            assert result.stderr.strip().splitlines() == [expected], reader
+            assert result.stderr.strip().splitlines() == [expected + (hint if reader == "resume" else "")], reader
         else:
             assert result.exit_code == 0, (reader, result.output)
     assert not (tmp_path / "v.gif").exists() or "render" not in readers
@@ -194,9 +209,122 @@ def test_every_reader_names_the_damage_in_one_line(damaged, runner, tmp_path):
             open_run(path)
         assert str(exc.value) == f"{path}: damaged store: {message}"
     if "resume" in readers:
-        with pytest.raises(TrajectoryError, match="damaged store"):
+        with pytest.raises(TrajectoryError) as exc:
             resume(path)
+        assert str(exc.value) == f"{path}: damaged store: {message}{hint}"
         assert fingerprint(path) == before
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> Path:
+    """The pristine store's run carried on to step 80 without a stop."""
+    path = tmp_path_factory.mktemp("uninterrupted") / "run.zarr"
+    params = apply_overrides(flocksim.load_preset("boids-2d"), ["agents.n=30"])
+    recorder = Recorder(path, every=2, chunk_frames=8, checkpoint_every=20, attrs={"steps_requested": 80})
+    with recorder:
+        flocksim.Simulation(params, seed=3, recorder=recorder).step(80)
+    return path
+
+
+def assert_same_arrays(a: Path, b: Path) -> None:
+    import numpy as np
+    import zarr
+
+    x, y = zarr.open_group(str(a), mode="r"), zarr.open_group(str(b), mode="r")
+    names = sorted(n for n, _ in x.arrays())
+    assert names == sorted(n for n, _ in y.arrays())
+    for name in names:
+        p, q = np.asarray(x[name][...]), np.asarray(y[name][...])
+        assert p.shape == q.shape and p.tobytes() == q.tobytes(), f"{name} differs"
+
+
+@pytest.mark.parametrize(
+    ("damage", "intact"),
+    [
+        ("truncated checkpoint chunk", 40),
+        ("forged frames attribute", 40),
+        ("deleted newest checkpoint", 40),
+        ("deleted older checkpoint", 60),
+    ],
+)
+def test_a_damaged_checkpoint_resumes_from_the_newest_intact_one_when_asked(
+    pristine, uninterrupted, tmp_path, runner, damage, intact
+):
+    """Refused with the way forward named (the flag and the intact step), the store untouched;
+    with --from-intact-checkpoint the run goes on from that step, the frames after it rewritten:
+    the finished store equals an uninterrupted run byte for byte, and passes info --check."""
+    path = tmp_path / "run.zarr"
+    shutil.copytree(pristine, path)
+    if damage == "deleted older checkpoint":
+        shutil.rmtree(path / "checkpoints" / "step_000000000040")
+    else:
+        DAMAGE[damage][0](path)
+    before = fingerprint(path)
+    refused = runner.invoke(app, ["run", "--resume", str(path), "--steps", "80", "-q"])
+    assert refused.exit_code == 2, refused.output
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.endswith(
+        f"; allowed: --from-intact-checkpoint to resume from step {intact} (the newest intact checkpoint), "
+        "rewriting the frames after it"
+    ), line
+    assert fingerprint(path) == before
+    result = runner.invoke(app, ["run", "--resume", str(path), "--steps", "80", "--from-intact-checkpoint", "-q"])
+    assert result.exit_code == 0, result.output
+    (note,) = [line for line in result.stderr.strip().splitlines() if not line.startswith("flocksim: compiling")]
+    assert note.startswith(f"note: {path}: damaged store: ")
+    assert note.endswith(
+        f"; resuming from checkpoint step_{intact:012d} (step {intact}), the newest intact one, and rewriting "
+        "the frames after it"
+    ), note
+    assert f": {80 - intact} steps" in result.stdout
+    assert_same_arrays(uninterrupted, path)
+    store = TrajectoryStore.open(path)
+    assert store.verify()["frames"] == 41
+    assert [c["steps"] for c in store.recorded_checkpoints()] == [60, 80]
+
+
+def test_resume_from_python_takes_the_same_way_forward(pristine, uninterrupted, tmp_path):
+    path = tmp_path / "run.zarr"
+    shutil.copytree(pristine, path)
+    shutil.rmtree(path / "checkpoints" / "step_000000000060")
+    sim = resume(path, from_intact_checkpoint=True)
+    assert sim.steps == 40
+    sim.step(40)
+    sim.recorder.close()
+    assert_same_arrays(uninterrupted, path)
+
+
+def info_state(runner, path: Path) -> str:
+    result = runner.invoke(app, ["info", str(path)])
+    assert result.exit_code == 0, result.output
+    return next(line for line in result.stdout.splitlines() if "checkpoints at steps" in line).strip()
+
+
+def test_info_says_whether_and_how_a_run_resumes_when_checkpoints_are_gone(pristine, tmp_path, runner):
+    """A complete run whose checkpoints were deleted is complete; an incomplete one says which
+    command continues it, or that none can."""
+    path = tmp_path / "run.zarr"
+    shutil.copytree(pristine, path)
+    assert info_state(runner, path) == "checkpoints at steps 40, 60, 60 steps requested; complete"
+    for sub in ("step_000000000040", "step_000000000060"):
+        shutil.rmtree(path / "checkpoints" / sub)
+    assert info_state(runner, path) == "checkpoints at steps none (40, 60 missing), 60 steps requested; complete"
+    longer = tmp_path / "longer.zarr"
+    shutil.copytree(pristine, longer)
+    TrajectoryStore.open(longer, writable=True).set_attrs(steps_requested=80)
+    assert info_state(runner, longer) == (
+        "checkpoints at steps 40, 60, 80 steps requested; incomplete: flocksim run --resume continues it"
+    )
+    shutil.rmtree(longer / "checkpoints" / "step_000000000060")
+    assert info_state(runner, longer) == (
+        "checkpoints at steps 40 (60 missing), 80 steps requested; incomplete: "
+        f"flocksim run --resume {longer} --from-intact-checkpoint continues it from step 40"
+    )
+    shutil.rmtree(longer / "checkpoints" / "step_000000000040")
+    assert info_state(runner, longer) == (
+        "checkpoints at steps none (40, 60 missing), 80 steps requested; incomplete, and it cannot be resumed: "
+        "no checkpoint is left"
+    )
 
 
 def test_the_store_records_the_checkpoints_it_keeps(pristine, tmp_path, runner):

@@ -63,6 +63,14 @@ def run(
         Path | None,
         typer.Option("--resume", help="Continue the run recorded in this store from its newest checkpoint."),
     ] = None,
+    from_intact: Annotated[
+        bool,
+        typer.Option(
+            "--from-intact-checkpoint",
+            help="With --resume, when a checkpoint is damaged or missing: resume from the newest intact one and "
+            "rewrite the frames after it.",
+        ),
+    ] = False,
     checkpoint_every: Annotated[
         int | None, typer.Option(min=1, help="With --out: steps between checkpoints (default: one per 30 s).")
     ] = None,
@@ -86,18 +94,22 @@ def run(
 
     Continue it after Ctrl-C, a crash or a kill: flocksim run --resume run.zarr
 
+    Its newest checkpoint damaged: flocksim run --resume run.zarr --from-intact-checkpoint
+
     The first run after an install or an update compiles the kernels: one line on standard error
     says so and for how long, and the progress bar shows it.
     """
     display = _CompileDisplay(quiet)
     with display, announce_compiles(target or "the run", on_compile=display.show) as notice:  # one line for the run
         _run(target, steps, seed, overrides, metrics, every, out_store, resume_store, checkpoint_every, precision,
-             engine, threads, quiet, notice, display, force)  # fmt: skip
+             engine, threads, quiet, notice, display, force, from_intact)  # fmt: skip
 
 
 def _run(target, steps, seed, overrides, metrics, every, out_store, resume_store, checkpoint_every, precision,
-         engine, threads, quiet, notice, display, force) -> None:  # fmt: skip
+         engine, threads, quiet, notice, display, force, from_intact) -> None:  # fmt: skip
     try:
+        if from_intact and resume_store is None:
+            raise UsageError("--from-intact-checkpoint: applies to --resume STORE")
         if resume_store is not None:
             given = (target, seed, out_store, metrics, precision)
             if overrides or any(option is not None for option in given):
@@ -105,7 +117,7 @@ def _run(target, steps, seed, overrides, metrics, every, out_store, resume_store
                     "--resume: parameters, seed, precision and store come from the store; drop TARGET, --set, --seed, "
                     "--out, --metrics, --precision"
                 )
-            resumed = _resume_run(resume_store, steps, every, checkpoint_every, threads, notice)
+            resumed = _resume_run(resume_store, steps, every, checkpoint_every, threads, notice, from_intact)
             if resumed is None:
                 return
             sim, name, steps = resumed
@@ -225,12 +237,15 @@ def _start_run(
     return Simulation(params, seed=seed, engine=engine, threads=threads), name, recorder
 
 
-def _resume_run(store, steps, every, checkpoint_every, threads, notice):
-    """The simulation of ``store`` at its newest checkpoint; (simulation, name, steps left to run),
-    or None (after saying so) when the run is already at the total asked for: then nothing in
-    the store is touched. The store is verified before anything is written into it."""
+def _resume_run(store, steps, every, checkpoint_every, threads, notice, from_intact=False):
+    """The simulation of ``store`` at its newest checkpoint (with ``from_intact``, when a
+    checkpoint is damaged: at the newest intact one, said on standard error); (simulation,
+    name, steps left to run), or None (after saying so) when the run is already at the total
+    asked for: then nothing in the store is touched. The store is verified before anything is
+    written into it."""
     from flocksim.config import validate
     from flocksim.io import TrajectoryStore, resume
+    from flocksim.io.recorder import resume_point
 
     reader = TrajectoryStore.open(store)
     attrs = reader.attrs
@@ -241,15 +256,23 @@ def _resume_run(store, steps, every, checkpoint_every, threads, notice):
     total = steps if steps is not None else attrs.get("steps_requested")
     if total is None:
         raise UsageError(f"--steps: {store} does not say how many steps it was started for; pass the total")
-    checkpoints = reader.checkpoints()
-    at = checkpoints[-1]["steps"] if checkpoints else 0
-    if checkpoints and total <= at:
+    start, damage = resume_point(reader, from_intact)  # a damaged checkpoint: refused, or the intact one
+    at = start["steps"] if start is not None else 0
+    if start is not None and total <= at:
         out.print(f"{name}: already at step {at}; nothing to run (--steps N sets a larger total)")
         return None
     notice.what = name
     if attrs.get("engine", "cpu") == "cpu":
         notice.estimate_s = lambda: compile_estimate(validate(attrs["params"]), attrs.get("preset"))
-    sim = resume(store, threads=threads, checkpoint_every=checkpoint_every)
+    sim = resume(store, threads=threads, checkpoint_every=checkpoint_every, from_intact_checkpoint=from_intact)
+    if damage is not None:
+        err.print(
+            f"note: {damage}; resuming from checkpoint {start['name']} (step {at}), the newest intact one, and "
+            "rewriting the frames after it",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     if total != attrs.get("steps_requested"):
         sim.recorder.store.set_attrs(steps_requested=total)
     return sim, name, total - sim.steps

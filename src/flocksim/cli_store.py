@@ -121,10 +121,11 @@ def info(
     lines.append(f"  {s['agents']} agents ({s['alive_at_end']} alive in the last frame)")
     lines.append(f"  variables: {', '.join(s['variables'])}; metrics: {', '.join(s['metrics']) or 'none'}")
     requested = s["steps_requested"]
-    state = "complete" if s["complete"] else "incomplete: flocksim run --resume continues it"
     target = f", {requested} steps requested" if requested is not None else ""
     checkpoints = ", ".join(str(c) for c in s["checkpoints"]) or "none"
-    lines.append(f"  checkpoints at steps {checkpoints}{target}; {state}")
+    if s["checkpoints_missing"]:
+        checkpoints += f" ({', '.join(str(c) for c in s['checkpoints_missing'])} missing)"
+    lines.append(f"  checkpoints at steps {checkpoints}{target}; {_resume_state(s)}")
     lines.append(f"  size on disk: {s['size_bytes'] / 2**20:.2f} MiB")
     if s["params_diff"]:
         lines.append(f"  parameters that differ from {s['baseline']}:")
@@ -142,6 +143,22 @@ def info(
                 "deleted checkpoint cannot be told from none"
             )
     out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+
+
+def _resume_state(s: dict) -> str:
+    """Whether the run is complete and, if not, the command that continues it (or why none can):
+    with a recorded checkpoint missing, plain --resume refuses (checkpoint damage only
+    ``info --check`` and resume itself look for)."""
+    if s["complete"]:
+        return "complete"
+    if not s["checkpoints_missing"]:
+        return "incomplete: flocksim run --resume continues it"
+    if not s["checkpoints"]:
+        return "incomplete, and it cannot be resumed: no checkpoint is left"
+    return (
+        f"incomplete: flocksim run --resume {s['path']} --from-intact-checkpoint continues it "
+        f"from step {s['checkpoints'][-1]}"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -104,8 +104,9 @@ def baseline_params(attrs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def run_summary(path: str | Path) -> dict[str, Any]:
     """What ``flocksim info`` prints: frames, steps, time span, agents, variables, metrics,
-    checkpoints, whether the run reached its requested steps, size on disk, and the parameters
-    that differ from its preset (or from the model's defaults)."""
+    checkpoints (and the steps of those the store recorded writing that are gone), whether the
+    frames reach the run's requested steps, size on disk, and the parameters that differ from
+    its preset (or from the model's defaults)."""
     store = TrajectoryStore.open(path)
     attrs = store.attrs
     frames = store.n_frames
@@ -113,6 +114,8 @@ def run_summary(path: str | Path) -> dict[str, Any]:
     times = store.read("time") if frames else []
     alive_last = int(store.read("alive", frames - 1, frames).sum()) if frames else 0
     checkpoints = store.checkpoints()
+    present = {c["name"] for c in checkpoints}
+    missing = [c["steps"] for c in store.recorded_checkpoints() or [] if c["name"] not in present]
     requested = attrs.get("steps_requested")
     last_step = int(steps[-1]) if frames else None
     what, baseline = baseline_params(attrs)
@@ -138,8 +141,10 @@ def run_summary(path: str | Path) -> dict[str, Any]:
         "variables": [n for n in store.frame_variables()],
         "metrics": store.metric_names(),
         "checkpoints": [c["steps"] for c in checkpoints],
+        "checkpoints_missing": missing,
         "steps_requested": requested,
-        "complete": bool(requested is not None and checkpoints and checkpoints[-1]["steps"] >= requested),
+        # the frames reach the steps asked for (the last frame is taken at the run's last step)
+        "complete": bool(requested is not None and last_step is not None and last_step >= requested),
         "size_bytes": disk_usage(path),
         "baseline": what,
         "params_diff": params_diff(attrs.get("params") or {}, baseline),

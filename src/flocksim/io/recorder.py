@@ -441,12 +441,34 @@ def _check_before_writing(reader: TrajectoryStore, frames: int) -> None:
     reader.read_all(frames)
 
 
+def resume_point(
+    reader: TrajectoryStore, from_intact_checkpoint: bool = False
+) -> tuple[dict[str, Any] | None, TrajectoryError | None]:
+    """The checkpoint :func:`resume` starts from (None: step 0, the store holding none) and the
+    damage found in its checkpoints (None when there is none). A damaged or missing checkpoint
+    raises :class:`TrajectoryError` naming the damage and the way forward: with
+    ``from_intact_checkpoint`` the newest checkpoint that verifies is returned instead; without
+    it, the line names that option and that checkpoint's step (or says no checkpoint is intact)."""
+    start, damage = reader.resume_point()
+    if damage is None:
+        return start, None
+    if start is None:
+        raise TrajectoryError(f"{damage}; no checkpoint is intact, so it cannot be resumed")
+    if not from_intact_checkpoint:
+        raise TrajectoryError(
+            f"{damage}; allowed: --from-intact-checkpoint to resume from step {start['steps']} (the newest intact "
+            "checkpoint), rewriting the frames after it"
+        )
+    return start, damage
+
+
 def resume(
     path: str | Path,
     threads: int | None = None,
     checkpoint_every: int | None = None,
     checkpoint_seconds: float = DEFAULT_CHECKPOINT_SECONDS,
     metrics: Callable[[Simulation], Mapping[str, float]] = frame_metrics,
+    from_intact_checkpoint: bool = False,
 ) -> Simulation:
     """The simulation of store ``path`` at its newest checkpoint, recording into the same store.
 
@@ -459,14 +481,20 @@ def resume(
     Nothing is written before the store is verified: its layout, that every committed chunk
     exists, that every checkpoint it records writing is there, the checkpoint's checksum and
     counts, and every chunk of the frames it keeps (read and checksummed); damage raises
-    :class:`TrajectoryError` (one line naming the array and steps)."""
+    :class:`TrajectoryError` (one line naming the array and steps).
+
+    A damaged or missing checkpoint is refused with the step of the newest intact one (see
+    :func:`resume_point`); ``from_intact_checkpoint=True`` resumes from that one instead: the
+    checkpoints after it are removed and the frames after it rewritten (those before it are kept
+    as they are), and the store ends as an uninterrupted run's would."""
     from flocksim.config import validate
     from flocksim.simulation import Simulation
 
     reader = TrajectoryStore.open(path)  # checks the layout and that every committed chunk exists
-    reader.check_recorded_checkpoints()  # a deleted checkpoint is damage, not a run to start over
+    # a deleted or damaged checkpoint is damage, not a run to start over
+    start, damage = resume_point(reader, from_intact_checkpoint)
     attrs = reader.attrs
-    checkpoint = reader.read_checkpoint() if reader.checkpoints() else None  # checksum and counts verified
+    checkpoint = reader.read_checkpoint(start["name"]) if start is not None else None  # checksum and counts verified
     source = checkpoint if checkpoint is not None else attrs
     try:
         params = validate(source["params"])
@@ -476,6 +504,8 @@ def resume(
     _check_before_writing(reader, checkpoint["store"]["frames"] if checkpoint is not None else 0)
     store = TrajectoryStore.open(path, writable=True)
     store.remove_partial_files()
+    if damage is not None:  # from the newest intact checkpoint: the damaged and missing ones forgotten
+        store.drop_checkpoints_after(start["steps"])
     store.prune_checkpoints(keep=10**9)  # drops checkpoint groups a crash left incomplete
     if checkpoint is not None:
         info = checkpoint.pop("store")

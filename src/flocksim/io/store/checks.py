@@ -85,6 +85,24 @@ class StoreChecks(StoreReader):
                 f"and its folder {CHECKPOINT_GROUP}/{gone['name']}/ is gone or incomplete"
             )
 
+    def resume_point(self) -> tuple[dict[str, Any] | None, TrajectoryError | None]:
+        """(the newest checkpoint that verifies, or None; the damage found in the checkpoints, or
+        None when every recorded one is there and the newest verifies). Checkpoints older than
+        the one returned are not read."""
+        damage = None
+        try:
+            self.check_recorded_checkpoints()
+        except TrajectoryError as exc:
+            damage = exc
+        for info in reversed(self.checkpoints()):
+            try:
+                self.verify_checkpoint(info)
+            except TrajectoryError as exc:
+                damage = damage or exc
+                continue
+            return info, damage
+        return None, damage
+
     def verify_checkpoint(self, info: dict[str, Any]) -> tuple[Any, list[np.ndarray]]:
         """(JSON tree, arrays) of checkpoint ``info`` (from :meth:`checkpoints`), after checking
         that every chunk of its arrays exists and decodes, that its checksum matches its arrays

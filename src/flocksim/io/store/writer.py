@@ -202,6 +202,21 @@ class StoreWriter(StoreReader):
         self.prune_checkpoints(keep)
         return name
 
+    def drop_checkpoints_after(self, steps: int) -> None:
+        """Keep only the complete checkpoints at or before ``steps`` (resuming from an older
+        intact checkpoint): the record forgets the others (missing ones too) before the folders
+        of those after ``steps`` are removed, so a crash in between never leaves a recorded
+        checkpoint that is gone."""
+        present = self.checkpoints()
+        keep = {c["name"] for c in present if c["steps"] <= steps}
+        recorded = self.recorded_checkpoints()
+        if recorded is not None:
+            self._record_checkpoints([c for c in recorded if c["name"] in keep])
+        for c in present:
+            if c["name"] not in keep:
+                shutil.rmtree(self.path / CHECKPOINT_GROUP / c["name"], ignore_errors=True)
+        self.commit()
+
     def _record_checkpoints(self, record: list[dict[str, Any]]) -> None:
         self.set_attrs(**{CHECKPOINT_RECORD: sorted(record, key=lambda c: c["steps"])})
 
