@@ -10,8 +10,8 @@ the package into a wheel, :class:`BuildPyWithPage` makes sure it is there:
 - missing with no npm on the PATH: the build stops with one error that says what to install.
 
 An editable install (``pip install -e .``, what ``./dev.sh setup`` runs) skips the hook: the page is
-served from the source tree and dev.sh builds it. Everything else (metadata, version from git tags by
-setuptools-scm) is in pyproject.toml.
+served from the source tree and dev.sh builds it. Everything else (metadata; the version, from
+src/flocksim/_version.py) is in pyproject.toml.
 """
 
 from __future__ import annotations

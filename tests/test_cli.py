@@ -66,6 +66,19 @@ def test_run_prints_one_line_summary(runner):
     assert "steps/s" in result.stdout
 
 
+def test_the_summarys_rate_keeps_slow_runs_readable():
+    """A million agents run under a step a second: the summary said "0 steps/s"."""
+    from flocksim.cli_run import rate_text
+
+    assert [rate_text(r) for r in (0.4213, 3.456, 42.17, 99.94, 100.4, 12345.6)] == [
+        "0.421", "3.46", "42.2", "99.9", "100", "12346"
+    ]  # fmt: skip
+    assert rate_text(float("inf")) == "inf" and SUMMARY.match(
+        f"x: 1 steps (0.02 s simulated, 1 agents) in 2.40 s (+0.0 s compile), {rate_text(1 / 2.4)} steps/s; "
+        "polarization 0.500, mean neighbours 1.00"
+    )
+
+
 def test_run_is_deterministic(runner):
     first = summary(invoke(runner, "run", "boids-2d", "--steps", "20", "--seed", "1", "-q").stdout)
     again = summary(invoke(runner, "run", "boids-2d", "--steps", "20", "--seed", "1", "-q").stdout)

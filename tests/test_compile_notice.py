@@ -204,7 +204,7 @@ def test_the_viewer_s_setup_warm_up_quotes_the_estimate(monkeypatch, capsys):
     from flocksim.viewer import warmup
 
     tiny = fresh_function()
-    monkeypatch.setattr(warmup, "warm_up", lambda params: tiny(1) and 1.0)  # compiles as a cold cache would
+    monkeypatch.setattr(warmup, "warm_up", lambda params, **kw: tiny(1) and 1.0)  # compiles as a cold cache would
     monkeypatch.setattr(warmup, "_stamp", lambda name: None)
     assert warmup.main(["boids-2d"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -71,3 +71,22 @@ def test_no_internal_planning_citations():
         "these files cite the internal spec or source documents (cite docs/ or the published papers instead):\n"
         + report
     )
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under the Markdown heading ``heading`` (e.g. "## Guides"), up to the next of its level."""
+    level = heading.split(" ")[0]
+    start = text.index(f"\n{heading}\n")
+    end = text.find(f"\n{level} ", start + len(heading) + 2)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def test_every_guide_is_listed_on_the_home_page_and_in_the_readme():
+    """index.md's guides and the README's documentation list name every page (they left out fit,
+    field data and notebooks)."""
+    pages = sorted(p.name for p in DOCS.glob("*.md") if p.name != "index.md")
+    assert {"fitting.md", "field-data.md", "notebook.md", "install.md"} <= set(pages)
+    guides = _section((DOCS / "index.md").read_text(encoding="utf-8"), "## Guides")
+    readme = _section((ROOT / "README.md").read_text(encoding="utf-8"), "## Documentation")
+    assert [p for p in pages if f"]({p})" not in guides] == [], "docs/index.md, Guides: add the page"
+    assert [p for p in pages if f"`docs/{p}`" not in readme] == [], "README.md, Documentation: add the page"

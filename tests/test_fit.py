@@ -109,6 +109,24 @@ def test_frame_interval_must_be_whole_steps():
         steps_per_frame(0.25, 0.1)
 
 
+def test_the_docs_burn_in_is_the_default_for_their_example():
+    """docs/fitting.md's timing of one run of its example names the burn-in a fit gives it (it said
+    400 steps where the provenance records 500, the floor)."""
+    import re
+    from pathlib import Path
+
+    from flocksim.inference import BURN_IN_DURATIONS, BURN_IN_MIN_STEPS
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "fitting.md").read_text(encoding="utf-8")
+    command = re.search(r"vicsek_tracks\.py v400\.csv .*--frames (\d+)", text)
+    stated = re.search(r"One run of the example \(400 Vicsek particles, (\d+) burn-in steps, (\d+) frames", text)
+    assert command and stated, "docs/fitting.md: the example's command or its timing moved"
+    frames = int(command.group(1))
+    assert int(stated.group(2)) == frames
+    steps = (frames - 1) * steps_per_frame(1.0, VICSEK.world.dt)  # one frame a second
+    assert int(stated.group(1)) == max(BURN_IN_DURATIONS * steps, BURN_IN_MIN_STEPS)
+
+
 # --- bad input stops before any simulation (exit 2, one line) ------------------------------------------
 
 
@@ -230,6 +248,59 @@ def test_cli_keeps_a_result_written_to_its_path_while_it_ran(small_tracks, tmp_p
     result = runner.invoke(app, _fit_args(small_tracks["ok"], out))
     assert result.exit_code == 2 and f"error: --output: {out} already exists" in result.output
     assert out.read_text() == "another fit"
+
+
+def _no_abc(monkeypatch, seen: dict):
+    """flocksim.inference.fit without a cluster or pyabc: the run plan it would simulate is kept in
+    ``seen``, and a canned one-generation posterior comes back at once."""
+    from contextlib import nullcontext
+
+    import flocksim.inference.smc
+    import flocksim.sweep.runner
+    from flocksim.inference.smc import Posterior
+
+    def run_abc(model, priors, observed, simulations, client, population=None, distance="informative", report=None):
+        seen["plan"] = model.plan
+        return Posterior(np.array([[1.9], [2.1]]), np.array([0.5, 0.5]), np.array([0.1, 0.2]), [1.0], 20, 1, [0.5])
+
+    monkeypatch.setattr(flocksim.inference.smc, "run_abc", run_abc)
+    monkeypatch.setattr(flocksim.sweep.runner, "dask_client", lambda *args, **kwargs: nullcontext(None))
+
+
+def test_cli_box_is_the_fix_its_refusal_names(small_tracks, tmp_path, monkeypatch):
+    """Tracks wider than the preset's box are refused naming --box, and fit has --box (it was "No
+    such option"): the tracks are unwrapped in it and the runs made in it, whatever the preset's box."""
+    seen: dict = {}
+    _no_abc(monkeypatch, seen)
+    out = tmp_path / "fit.json"
+    narrow = _fit_args(small_tracks["ok"], out, "--set", "world.bounds.size=[2,2]")
+    refused = runner.invoke(app, narrow)
+    assert (
+        refused.exit_code == 2 and "error: --box: " in refused.output and "more than the box side 2" in refused.output
+    )
+    assert "plan" not in seen
+    result = runner.invoke(app, [*narrow, "--box", "4"])
+    assert result.exit_code == 0, result.output
+    assert seen["plan"].box == (4.0, 4.0)
+    assert seen["plan"].base["world"]["bounds"] == {**seen["plan"].base["world"]["bounds"], "kind": "periodic",
+                                                    "size": [4.0, 4.0]}  # fmt: skip
+    provenance = json.loads(out.read_text())["provenance"]
+    assert provenance["box"] == [4.0, 4.0] and provenance["parameters"]["world"]["bounds"]["size"] == [4.0, 4.0]
+    bad = runner.invoke(app, [*narrow, "--box", "4,4,4", "--force"])
+    assert bad.exit_code == 2 and "error: --box: '4,4,4' gives 3 sides for 2D tracks" in bad.output
+
+
+def test_a_vicsek_fit_says_which_update_it_assumed(small_tracks, tmp_path, monkeypatch):
+    """The position update changes what eta fits (docs/fitting.md): fit.json and the output name it."""
+    _no_abc(monkeypatch, {})
+    for update, other in (("paper", "forward"), ("forward", "paper")):
+        out = tmp_path / f"{update}.json"
+        result = runner.invoke(app, _fit_args(small_tracks["ok"], out, "--set", f"vicsek.update={update}"))
+        assert result.exit_code == 0, result.output
+        assert json.loads(out.read_text())["provenance"]["assumed"] == {"vicsek.update": update}
+        line = next(line for line in result.stdout.splitlines() if line.startswith("assumed "))
+        assert line.startswith(f"assumed vicsek.update = {update}: a particle moves by its ")
+        assert line.endswith(f"; tracks made otherwise: --set vicsek.update={other}")
 
 
 def test_api_refuses_bad_statistics(small_tracks):

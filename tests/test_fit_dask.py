@@ -60,15 +60,27 @@ def tracks(tmp_path_factory):
     }
 
 
-def run_fit(cluster, csv, out, *extra):
+def run_fit(cluster, csv, out, *extra, result_too: bool = False):
     args = ["fit", str(csv), *VICSEK, "--prior", "vicsek.eta=0.5:4", "--simulations", "120", "-o", str(out)]
     result = runner.invoke(app, [*args, "--scheduler", cluster.scheduler_address, *extra])
     assert result.exit_code == 0, result.output
-    return json.loads(out.read_text(encoding="utf-8"))
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    return (doc, result) if result_too else doc
 
 
 def test_fit_recovers_vicsek_eta_from_independent_tracks(cluster, tracks, tmp_path):
-    doc = run_fit(cluster, tracks["right"], tmp_path / "fit.json", "--plot", str(tmp_path / "fit.png"))
+    doc, result = run_fit(
+        cluster, tracks["right"], tmp_path / "fit.json", "--plot", str(tmp_path / "fit.png"), result_too=True
+    )
+    # standard error is not a terminal here (as under nohup, | tee or a batch job): a line as the fit
+    # starts and one per sampling round, where it printed nothing for minutes
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("fit: 64 birds, 30 frames, 500 burn-in steps per run; 15 particles per generation")
+    rounds = [line for line in lines if line.startswith(("fit: calibration: ", "fit: generation "))]
+    assert rounds[0].startswith("fit: calibration: ") and len(rounds) == doc["generations"] + 1, lines
+    assert [r.split(":")[1] for r in rounds[1:]] == [f" generation {t}" for t in range(doc["generations"])]
+    assert rounds[-1].split("; ")[1].startswith(f"{doc['simulations']} of about 120 spent"), rounds
+    assert "assumed vicsek.update = paper: " in result.stdout
     eta = doc["parameters"]["vicsek.eta"]
     lo, hi = eta["ci95"]
     assert lo - MC_SLACK <= ETA <= hi + MC_SLACK and hi - lo < 2.0, eta  # the prior is 3.5 wide

@@ -69,8 +69,13 @@ def run_without(blocked: list[str] | tuple[str, ...], code: str, *args: str, cwd
 CLI = "from flocksim.cli import main\nmain()\n"
 
 
+PIP_NAMES = {"sklearn": "scikit-learn"}
+"""Modules whose package pip installs has another name: the refusal names the package."""
+
+
 def message(what: str, extra: str, missing: str) -> str:
-    return f"error: {what}: needs the {extra} extra ({missing} is not installed): pip install 'flocksim[{extra}]'"
+    package = PIP_NAMES.get(missing, missing)
+    return f"error: {what}: needs the {extra} extra ({package} is not installed): pip install 'flocksim[{extra}]'"
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +143,7 @@ def test_the_notebook_widget_without_its_extra_names_it():
         ("plot", "matplotlib", "flocksim.plotting.plot_metrics('run.zarr', 'm.png')", "flocksim.plotting.plot_metrics"),
         ("sweep", "dask", "import flocksim.sweep", "flocksim.sweep"),
         ("fit", "pyabc", "flocksim.fit('tracks.csv', 'vicsek', ['vicsek.eta'])", "flocksim.fit"),
+        ("fit", "sklearn", "flocksim.fit('tracks.csv', 'vicsek', ['vicsek.eta'])", "flocksim.fit"),  # scikit-learn
     ],
 )
 def test_an_api_function_without_its_extra_names_it(files, tmp_path, extra, missing, call, what):
@@ -250,6 +256,22 @@ def test_the_extras_are_declared_and_all_holds_every_one():
         assert kept in extras
 
 
+def test_install_md_lists_the_packages_of_every_extra():
+    """docs/install.md's table of extras names each package pyproject.toml gives the extra (its
+    `bench` row said scipy alone, without pykdtree and warp-lang)."""
+    text = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `([a-z]+)` \| ([^|]+) \|", text, flags=re.MULTILINE))
+    extras = _project()["optional-dependencies"]
+    assert set(rows) == set(extras), "docs/install.md: one row per extra"
+    for extra, requirements in extras.items():
+        if extra in ("all", "dev"):  # "every extra above"; the dev row names the main tools only
+            continue
+        listed = {re.split(r"[\[ ]", item.strip(), maxsplit=1)[0].lower() for item in rows[extra].split(",")}
+        for requirement in requirements:
+            name = re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0].lower()
+            assert name in listed, f"docs/install.md: [{extra}] does not name {name}"
+
+
 def test_library_dependencies_are_ranges_not_pins():
     project = _project()
     declared = [*project["dependencies"], *(r for reqs in project["optional-dependencies"].values() for r in reqs)]
@@ -282,6 +304,45 @@ def test_version_prints_the_package_version(flag):
     assert result.exit_code == 0, result.output
     assert result.stdout == f"flocksim {flocksim.__version__}\n"
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", flocksim.__version__)
+
+
+def _changelog_sections() -> list[str]:
+    """CHANGELOG.md's section headings, top first: ``Unreleased`` or a version (its date left off)."""
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    return [heading.split(" (")[0].strip() for heading in re.findall(r"^## (.+)$", text, flags=re.MULTILINE)]
+
+
+def test_the_version_is_the_changelogs_latest_release_or_a_dev_version_after_it():
+    """A clone without git tags reported 0.1.0.dev495+g..., which PEP 440 orders before the 0.1.0
+    of CHANGELOG.md's latest section: the version now lives in the source."""
+    from packaging.version import Version
+
+    sections = _changelog_sections()
+    released = [Version(s) for s in sections if s != "Unreleased"]
+    assert released, sections
+    latest, version = released[0], Version(flocksim.__version__)
+    if version.is_devrelease:
+        assert sections[0] == "Unreleased", f"{version}: a development version needs an Unreleased section on top"
+        assert version > latest, f"{version} is ordered before the latest release, {latest}"
+        assert Version(version.base_version) not in released, f"{version.base_version} is already released"
+    else:
+        assert sections[0] == str(version), f"the release {version} needs CHANGELOG.md's first section; {sections[0]}"
+    assert not version.local, f"{version}: no local part (+g<hash>) in a version kept in the source"
+
+
+def test_the_installed_metadata_carries_the_sources_version():
+    """What pip reports is what ``flocksim --version`` says: the build reads src/flocksim/_version.py
+    (``[tool.setuptools.dynamic]``), not git tags. A stale install fails here: ``./dev.sh setup``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("flocksim")
+    except PackageNotFoundError:
+        pytest.skip("flocksim is imported from a source tree, not installed")
+    assert installed == flocksim.__version__, "reinstall: ./dev.sh setup (or pip install -e .)"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "flocksim._version.__version__"}
+    assert "setuptools_scm" not in project["tool"], "setuptools-scm would set the version from git tags"
 
 
 RICH_TAG = re.compile(r"(?<!\\)\[[a-zA-Z#/@][^\[\]]*\]")

@@ -525,6 +525,9 @@ def test_cli_sweep_summary_and_plot(client, runner, tmp_path):
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sweep grid: 6 of 6 runs in ")
     assert "6 ok, 0 failed, 0 lost" in lines[0] and "runs/s" in lines[0]
+    # standard error is not a terminal (nohup, | tee, a batch job): no bar, a line per tenth of the runs
+    said = [line.rsplit(",", 1)[0] for line in result.stderr.splitlines()]
+    assert said == [f"sweep grid: {k} of 6 runs done" for k in range(1, 7)], result.stderr
     assert len(rows_of(out)) == 6
     again = runner.invoke(app, ["sweep", str(path), "-o", str(out), "--scheduler", address, "--seeds", "1"])
     assert again.exit_code == 2 and "--resume" in again.stderr
@@ -553,6 +556,13 @@ def test_cli_sweep_summary_and_plot(client, runner, tmp_path):
     assert result.exit_code == 2 and "not a flocksim sweep results file" in result.stderr
     result = runner.invoke(app, ["plot", str(tmp_path / "grid.toml")])
     assert result.exit_code == 2 and "allowed: a file ending in .parquet" in result.stderr
+
+
+def test_a_long_sweep_without_a_terminal_says_how_far_it_got_a_tenth_at_a_time():
+    from flocksim.sweep.runner import PROGRESS_EVERY_S, _say_progress
+
+    assert [d for d in range(1, 1001) if _say_progress(d, 1000, 0.0)] == [1, *range(100, 1001, 100)]
+    assert _say_progress(150, 1000, PROGRESS_EVERY_S) and not _say_progress(150, 1000, PROGRESS_EVERY_S - 1)
 
 
 def test_docs_describe_the_shipped_sweeps_and_their_example_parses():

@@ -490,6 +490,27 @@ def test_cli_analyze_bad_input_exits_2_with_one_line(tmp_path):
     assert result.exit_code == 2 and "--keypoint" in result.output
 
 
+def test_the_readmes_analyze_command_reads_the_csv_field_data_describes(tmp_path, monkeypatch):
+    """The README's example of analyze, as written, on a CSV with the time column docs/field-data.md
+    describes: it was `analyze tracks.csv --fps 25`, refused for such a file (--fps is for files
+    without times); --fps still reads one without."""
+    import re
+    import shlex
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    line = re.search(r"^flocksim (analyze tracks\.csv[^#\n]*)", readme, re.M).group(1)
+    rows = [(f, b, 0.5 * f + b, 2.0 * b, f / 25) for f in range(6) for b in range(4)]
+    monkeypatch.chdir(tmp_path)
+    write_csv(tmp_path / "tracks.csv", "frame,id,x,y,time", rows)
+    result = runner.invoke(app, shlex.split(line))
+    assert result.exit_code == 0, result.output
+    assert "polarization" in result.output
+    with_fps = runner.invoke(app, ["analyze", "tracks.csv", "--fps", "25"])
+    assert with_fps.exit_code == 2 and "allowed: leave --fps out (the file's times are used)" in with_fps.output
+    write_csv(tmp_path / "frames.csv", "frame,id,x,y", [r[:4] for r in rows])
+    assert runner.invoke(app, ["analyze", "frames.csv", "--fps", "25"]).exit_code == 0
+
+
 def test_run_to_movement_keeps_the_runs_precision(run_store):
     ds = run_to_movement(run_store)
     assert ds["position"].dtype == np.float32 and ds["velocity"].dtype == np.float32

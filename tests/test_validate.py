@@ -38,6 +38,13 @@ def test_quick_validation_passes_and_writes_the_report(tmp_path):
         assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_without_a_terminal_each_check_says_when_it_starts(tmp_path):
+    """Standard error not a terminal (nohup, | tee, a batch job): one line per check as it starts."""
+    result = runner.invoke(app, ["validate", "--only", "identities", "-o", str(tmp_path / "report")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == ["validate: identities ..."]
+
+
 def test_bad_options_exit_2(tmp_path):
     result = runner.invoke(app, ["validate", "--only", "nope", "-o", str(tmp_path)])
     assert result.exit_code == 2 and "allowed: identities" in result.output

@@ -433,16 +433,24 @@ def test_compiling_kernels_is_announced(open_page):
     """While numba compiles (the first start after an install: minutes), the page says so with
     progress, and stops saying so when it is done. A compile is simulated with numba's own
     compile events, which the server listens to."""
+    import io
+
     from numba.core import event
 
+    from flocksim.compile_notice import CompileNotice
+
     page = open_page(query("starlings-2d-reference", "agents.n=150"))
+    wait(page, "flocksim.frame && flocksim.frame.nAgents === 150")  # past any real compile (a cold cache)
+    page.locator("#overlay").wait_for(state="hidden", timeout=WAIT_MS)
     data = {"dispatcher": None, "args": (), "return_type": None}
-    event.start_event("numba:compile", data=data)
+    with CompileNotice("starlings-2d-reference", 40.0, stream=io.StringIO()):  # as a session's step names it
+        event.start_event("numba:compile", data=data)
     try:
-        wait(page, "document.getElementById('overlay').textContent.includes('compiling kernels (first start only)')")
+        wait(page, "document.getElementById('overlay').textContent.includes('compiling kernels for starlings-2d-ref')")
         assert page.locator("#overlay").is_visible()
         text = page.locator("#overlay").inner_text()
         assert "s" in text and any(ch.isdigit() for ch in text), text  # progress: kernels and seconds
+        assert "(first start only)" in text and text.endswith("; about 40 s in all"), text  # the server's words
     finally:
         event.end_event("numba:compile", data=data)
     page.locator("#overlay").wait_for(state="hidden", timeout=WAIT_MS)

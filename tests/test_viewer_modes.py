@@ -8,6 +8,7 @@ dimension. ``{"type": "wave", "delay": s}`` schedules a spontaneous turn. While 
 (flocksim.viewer.warmup). Same harness as tests/test_viewer_server.py.
 """
 
+import json
 import math
 import socket
 import time
@@ -279,12 +280,12 @@ def test_warm_up_compiles_a_scene_once_per_source_version(tmp_path, monkeypatch,
     calls = []
     real = warmup.warm_up
     monkeypatch.setattr(warmup, "_stamp", lambda name: tmp_path / f"viewer-warm-{name}.stamp")
-    monkeypatch.setattr(warmup, "warm_up", lambda params: calls.append(params.model) or real(params))
+    monkeypatch.setattr(warmup, "warm_up", lambda params, **kw: calls.append((params.model, kw)) or real(params, **kw))
     assert warmup.main(["boids-2d"]) == 0
     assert (tmp_path / "viewer-warm-boids-2d.stamp").exists()
     assert "kernels ready" in capsys.readouterr().out
     assert warmup.main(["boids-2d"]) == 0
-    assert calls == ["reynolds"]
+    assert calls == [("reynolds", {"name": "boids-2d"})]
     assert capsys.readouterr().out == ""
 
 
@@ -303,7 +304,8 @@ def test_serve_warms_its_first_scene_up_in_the_background(monkeypatch):
         port = str(s.getsockname()[1])
     result = CliRunner().invoke(app, ["serve", "--port", port, "--preset", "boids-2d", "--set", "agents.n=30"])
     assert result.exit_code == 0, result.output
-    assert [(p.agents.n, p.world.dim, o) for p, o in warmed] == [(30, 2, {"engine": "cpu", "threads": None})]
+    options = {"engine": "cpu", "threads": None, "name": "boids-2d"}  # the page names the scene it compiles
+    assert [(p.agents.n, p.world.dim, o) for p, o in warmed] == [(30, 2, options)]
 
 
 def test_dimension_changes_and_twins_by_hand():
@@ -386,6 +388,35 @@ def test_compile_clock_counts_from_the_first_event_seen_not_from_zero():
     clock.now += 2 * QUIET_S
     done = tracker.status()
     assert not done.active and done.kernels == 2 and done.seconds == pytest.approx(QUIET_S / 2 + 4.0)
+
+
+def test_compiling_names_the_scene_with_the_estimate_of_the_server_s_line():
+    """A compile inside a simulation's notice scope (here one named starlings-3d, estimated at
+    52 s): the ``compiling`` message names the scene and says what the server's line says."""
+    import io
+
+    from flocksim.compile_notice import CompileNotice, notice_line
+    from flocksim.viewer.compiling import CompileTracker
+
+    tracker = CompileTracker(clock=FakeClock(10.0))
+    line = io.StringIO()
+    data = {"dispatcher": None, "args": (), "return_type": None}
+    with CompileNotice("starlings-3d", 52.0, stream=line):
+        event.start_event("numba:compile", data=data)  # the notice's listener announces
+        try:
+            tracker.on_start(event.Event("numba:compile", event.EventStatus.START, data=data))
+        finally:
+            event.end_event("numba:compile", data=data)
+    status = tracker.status()
+    assert status.scene == "starlings-3d" and status.estimate == "about 50 s"
+    assert line.getvalue() == notice_line("starlings-3d", 52.0) + "\n"
+    assert status.estimate in line.getvalue()
+    message = json.loads(status.message())
+    assert message["scene"] == "starlings-3d" and message["estimate"] == "about 50 s"
+    # outside any scope (a compile the server did not name): nothing is made up
+    other = CompileTracker(clock=FakeClock(10.0))
+    other.on_start(event.Event("numba:compile", event.EventStatus.START, data=data))
+    assert other.status().scene == "" and other.status().estimate == ""
 
 
 def test_the_warm_up_thread_starts_after_the_compile_tracker_listens(monkeypatch):

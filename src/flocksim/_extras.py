@@ -31,6 +31,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "fit": ("pyabc", "dask", "distributed", "xarray", "netCDF4", "pandas", "sklearn"),
 }
 """Each extra's top-level modules (their packages and version ranges are in pyproject.toml)."""
+PACKAGES: dict[str, str] = {"sklearn": "scikit-learn"}
+"""The package pip installs, where its name is not the module's: what a refusal names."""
 
 
 class MissingExtraError(ImportError):
@@ -52,8 +54,9 @@ def require(extra: str, what: str) -> None:
     Looks the modules up without importing them (cheap; the caller imports what it uses)."""
     missing = [module for module in EXTRAS[extra] if not _installed(module)]
     if missing:
+        names = ", ".join(PACKAGES.get(module, module) for module in missing)
         raise MissingExtraError(
-            f"{what}: needs the {extra} extra ({', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not "
+            f"{what}: needs the {extra} extra ({names} {'is' if len(missing) == 1 else 'are'} not "
             f"installed): pip install 'flocksim[{extra}]'",
             name=missing[0],
         )

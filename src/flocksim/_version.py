@@ -1,11 +1,10 @@
-"""The installed flocksim's version (``flocksim.__version__``), for the modules that write it into
-their outputs without importing the package's public names above them."""
+"""flocksim's version (``flocksim.__version__``), kept here in the source so that every copy of the
+repository, a clone without tags or an archive included, reports the same one; pyproject.toml reads it
+for the package's metadata (``[tool.setuptools.dynamic]``). Between releases it is the next release's
+``.dev0`` (PEP 440 orders it after the last release, CHANGELOG.md's latest section); a release sets it
+to the section's version, and the commit after the release moves it on. The modules that write the
+version into their outputs import it from here, without the package's public names above them."""
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("flocksim")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+__version__ = "0.1.1.dev0"

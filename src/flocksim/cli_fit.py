@@ -43,6 +43,13 @@ def fit(
     fps: Annotated[
         float | None, typer.Option(help="Frame rate \\[1/s] of tracks without a time column (a CSV of frames).")
     ] = None,
+    box: Annotated[
+        str | None,
+        typer.Option(
+            help="Side of the periodic box the tracks wrap in \\[units]: L, or Lx,Ly[,Lz] (as analyze --box); the "
+            "runs are made in it too, in place of the preset's bounds (default: the preset's periodic box, if any)."
+        ),
+    ] = None,
     velocity: Annotated[
         str | None,
         typer.Option(help="Velocities of the tracks (and runs) by central, backward or forward differences."),
@@ -92,9 +99,9 @@ def fit(
 
     if plot is not None:
         require("plot", "flocksim fit")
-    from flocksim.cli_common import UsageError, check_output_path, err, fail, no_bar, out, resolve_params
+    from flocksim.cli_common import UsageError, check_output_path, err, fail, out, resolve_params
     from flocksim.config import ConfigError
-    from flocksim.inference import FitError
+    from flocksim.inference import FitError, describe_assumed
     from flocksim.inference import fit as run_fit
     from flocksim.inference.result import plot_fit
     from flocksim.io.tracks import TracksError
@@ -125,7 +132,8 @@ def fit(
                 burn_in=burn_in,
                 statistics=statistics,
                 distance=distance,
-                console=None if no_bar(False, err) else err,
+                box=box,
+                console=err,  # a line per generation, on a terminal or not (nohup, | tee, a batch job)
             )
         check_output_path("--output", output, force=force)  # again: the fit took long, the path may exist now
         if plot is not None:
@@ -152,6 +160,13 @@ def fit(
             f"{key}: median {summary['median']:.4g}, mean {summary['mean']:.4g}, 95 % interval [{lo:.4g}, {hi:.4g}]",
             markup=False,
             highlight=False,
+        )
+    for line in describe_assumed(result.provenance.get("assumed", {})):
+        out.print(
+            line,
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )
     out.print(
         f"{result.simulations} simulations in {result.generations} generations -> {output}",

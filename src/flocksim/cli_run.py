@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -193,7 +194,7 @@ def _run(target, steps, seed, overrides, metrics, every, out_store, resume_store
     rate = steps / elapsed if elapsed > 0 else float("inf")
     summary.print(
         f"{name}: {steps} steps ({sim.time:.2f} s simulated, {sim.state.n_alive} agents) in {elapsed:.2f} s "
-        f"(+{compile_s:.1f} s compile), {rate:.0f} steps/s; polarization {final['polarization']:.3f}, "
+        f"(+{compile_s:.1f} s compile), {rate_text(rate)} steps/s; polarization {final['polarization']:.3f}, "
         f"mean neighbours {final['mean_neighbors']:.2f}"
         + game_summary(sim)
         + (f"; {recorder.frames} frames in {recorder.path}" if recorder is not None else ""),
@@ -201,6 +202,12 @@ def _run(target, steps, seed, overrides, metrics, every, out_store, resume_store
         highlight=False,
         soft_wrap=True,
     )
+
+
+def rate_text(rate: float) -> str:
+    """Steps per second as the summary writes it: whole numbers from 100 up, three significant digits
+    below (a million agents run under one step a second: "0 steps/s" said nothing)."""
+    return f"{rate:.0f}" if rate >= 100 or not math.isfinite(rate) else f"{rate:.3g}"
 
 
 def _start_run(

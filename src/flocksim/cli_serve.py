@@ -149,7 +149,9 @@ def serve(
     out.print(f"flocksim viewer: {url}  (Ctrl-C stops)", markup=False, highlight=False, soft_wrap=True)
     # the first scene's kernels: compiled now (first start after an install) or loaded from the cache
     viewer = app.state.viewer
-    warm_up_in_background(viewer.images.resolve(viewer.default_params), engine=engine, threads=threads)
+    warm_up_in_background(
+        viewer.images.resolve(viewer.default_params), engine=engine, threads=threads, name=viewer.preset
+    )
     if open_browser:
         threading.Thread(target=_open_when_up, args=(server, url), daemon=True).start()
     try:

@@ -110,10 +110,11 @@ class CompileNotice:
     ``sys.stderr`` of the moment) at the first compile started inside it in the same thread, once
     per object. ``estimate_s``: seconds, None, or a function returning either, called only when a
     compile starts. ``on_compile(notice)`` is called after the line is printed (e.g. to change a
-    progress display); :attr:`duration` then holds the "about ..." text. Thread-safe; cheap to
+    progress display); :attr:`duration` then holds the "about ..." text and :attr:`seconds` the
+    estimate (None: unknown). Thread-safe; cheap to
     enter (a list append)."""
 
-    __slots__ = ("announced", "duration", "estimate_s", "on_compile", "stream", "what")
+    __slots__ = ("announced", "duration", "estimate_s", "on_compile", "seconds", "stream", "what")
 
     def __init__(
         self,
@@ -128,6 +129,7 @@ class CompileNotice:
         self.on_compile = on_compile
         self.announced = False
         self.duration = ""
+        self.seconds: float | None = None
 
     def __enter__(self) -> CompileNotice:
         if _listener is None:
@@ -150,7 +152,7 @@ class CompileNotice:
             estimate = self.estimate_s() if callable(self.estimate_s) else self.estimate_s
         except Exception:
             estimate = None
-        self.duration = duration_text(estimate)
+        self.seconds, self.duration = estimate, duration_text(estimate)
         try:
             stream = self.stream if self.stream is not None else sys.stderr
             stream.write(notice_line(self.what, estimate) + "\n")
@@ -160,6 +162,13 @@ class CompileNotice:
         if self.on_compile is not None:
             with contextlib.suppress(Exception):
                 self.on_compile(self)
+
+
+def current_scope() -> CompileNotice | None:
+    """The outermost scope open in the calling thread (the one that speaks), or None. A
+    ``numba:compile`` listener runs in the compiling thread, so it learns there what compiles."""
+    stack = getattr(_local, "stack", None)
+    return stack[0] if stack else None
 
 
 def announce_compiles(
@@ -253,6 +262,7 @@ __all__ = [
     "CompileNotice",
     "announce_compiles",
     "compile_estimate",
+    "current_scope",
     "describe",
     "duration_text",
     "estimates",

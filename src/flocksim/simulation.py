@@ -238,6 +238,12 @@ class Simulation:
         with self._notice:
             return index.nearest(point, k, out)
 
+    def name_compiles(self, name: str) -> None:
+        """Call this simulation ``name`` (a preset's name) when its kernels compile: in the line on
+        standard error, whose estimate is then that preset's measured figure, and in the viewer's
+        ``compiling`` messages (:mod:`flocksim.compile_notice`)."""
+        self._notice.what, self._preset_name = name, name
+
     def warm_up(self, name: str | None = None) -> float:
         """Compile (or load from cache) the engine's kernels by stepping a copy of the
         state; the simulation itself does not advance. Returns the seconds it took.
@@ -246,7 +252,7 @@ class Simulation:
         name, whose measured compile time the line quotes) or else by its model
         (:mod:`flocksim.compile_notice`)."""
         if name is not None:
-            self._notice.what, self._preset_name = name, name
+            self.name_compiles(name)
         started = time.perf_counter()
         with self._notice:
             self.engine.step(self.state.copy(), self.dt)

@@ -110,6 +110,19 @@ test("engineText: what steps the simulation, in the status bar", async () => {
   assert.equal(engineText({ name: "cpu", threads: 4, layer: "none" }), "(4 threads)");
 });
 
+test("compilingText: the scene and the server's own estimate, when it sends them", async () => {
+  const { compilingText } = await import("../src/ui.js");
+  const msg = { kernels: 12, seconds: 75.4, current: "_knn_rows_slots" };
+  assert.equal(
+    compilingText({ ...msg, scene: "starlings-3d", estimate: "about a minute" }),
+    "compiling kernels for starlings-3d (first start only) ... 12 compiled, 1 min 15 s (now _knn_rows_slots); about a minute in all",
+  );
+  assert.equal(
+    compilingText({ kernels: 0, seconds: 3 }),
+    "compiling kernels (first start only) ... 0 compiled, 3 s; usually 1 to 3 minutes",
+  );
+});
+
 test("flockOpacity: opaque up to 5000 birds, then 0.7 n^(-1/3), at least 0.2", async () => {
   const { flockOpacity } = await import("../src/renderer.js");
   assert.equal(flockOpacity(500), 1);

@@ -1,8 +1,8 @@
 """``flocksim fit`` and :func:`flocksim.fit`: which parameters of a model explain these tracks,
 and how sure we are (docs/fitting.md).
 
-The tracks are read by :func:`flocksim.io.open_tracks` (in the preset's periodic box, if it has
-one) and summarised by the analyses of ``flocksim analyze``
+The tracks are read by :func:`flocksim.io.open_tracks` (in the periodic box of ``box``, or else the
+preset's, if it has one) and summarised by the analyses of ``flocksim analyze``
 (:mod:`flocksim.inference.statistics`); simulated runs at parameters drawn from the priors are
 summarised the same way, and pyabc's ABC-SMC keeps the parameters whose runs look like the tracks
 (:mod:`flocksim.inference.smc`), one Dask task per simulation. :mod:`flocksim.inference.maxent`
@@ -31,6 +31,19 @@ preset's initial conditions is compared in its steady state (a short recording w
 compared with runs that have not settled: a flock of 64 Vicsek particles is still ordering after
 100 steps)."""
 
+VARIANTS: dict[str, dict[str, dict[str, str]]] = {
+    "vicsek": {
+        "vicsek.update": {
+            "paper": "a particle moves by its heading before the step's alignment (Vicsek et al. 1995)",
+            "forward": "a particle moves by its new heading (Gregoire and Chate 2004)",
+        }
+    }
+}
+"""Per model, the parameters that choose a variant of its update rule, and what each value means: a
+fit takes them from the preset (or ``--set``), never fits them, and says which it assumed
+(``provenance.assumed``): tracks made with another variant fit with a bias (docs/fitting.md)."""
+
+
 __all__ = [
     "DEFAULT_SIMULATIONS",
     "STATISTICS",
@@ -38,6 +51,7 @@ __all__ = [
     "FitResult",
     "Prior",
     "default_statistics",
+    "describe_assumed",
     "fit",
     "plot_fit",
 ]
@@ -69,6 +83,53 @@ def _params(params: Any) -> Any:
     raise FitError(f"params: expected a preset name, a mapping or parameters, got {type(params).__name__}")
 
 
+def _in_box(params: Any, box: str) -> Any:
+    """``params`` in the periodic box ``box`` ("L" or "Lx,Ly[,Lz]" [units], as ``flocksim analyze
+    --box`` reads it): the box the tracks wrap in is the one the runs are made in."""
+    from flocksim.config import ConfigError, to_dict, validate
+    from flocksim.io.unwrap import WrapError, box_sizes
+
+    try:
+        sides = box_sizes(box, params.world.dim)
+    except WrapError as exc:
+        raise FitError(str(exc)) from None
+    data = to_dict(params)
+    data["world"]["bounds"].update(kind="periodic", size=[float(v) for v in sides])
+    try:
+        return validate(data)
+    except ConfigError as exc:
+        raise FitError(f"--box: {box!r}: {exc}") from None
+
+
+def assumed_variants(params: Any) -> dict[str, str]:
+    """{dotted key: value} of the :data:`VARIANTS` of ``params``' model: the update rule a fit assumes."""
+    from flocksim.config import to_dict
+
+    data = to_dict(params)
+    assumed = {}
+    for key in VARIANTS.get(params.model, {}):
+        value: Any = data
+        for part in key.split("."):
+            value = value[part]
+        assumed[key] = str(value)
+    return assumed
+
+
+def describe_assumed(assumed: Mapping[str, str]) -> list[str]:
+    """One line per assumed variant: its value, what it means, and how to fit with another."""
+    lines = []
+    for key, value in assumed.items():
+        meanings = next((v[key] for v in VARIANTS.values() if key in v), {})
+        others = [other for other in meanings if other != value]
+        line = f"assumed {key} = {value}"
+        if value in meanings:
+            line += f": {meanings[value]}"
+        if others:
+            line += f"; tracks made otherwise: --set {key}={'|'.join(others)}"
+        lines.append(line)
+    return lines
+
+
 def _priors(priors: Any, params: Any) -> list[Prior]:
     if isinstance(priors, Mapping):
         texts = [k if v is None else f"{k}={float(v[0])!r}:{float(v[1])!r}" for k, v in priors.items()]
@@ -95,6 +156,7 @@ def fit(
     burn_in: float | None = None,
     statistics: Sequence[str] | None = None,
     distance: str = "informative",
+    box: str | None = None,
     console: Any = None,
 ) -> FitResult:
     """Fit the ``priors``' parameters of ``params`` to ``tracks``.
@@ -111,8 +173,13 @@ def fit(
     :func:`flocksim.inference.statistics.default_statistics`). ``distance``: ``"informative"`` (each
     statistic weighted by how much it tells about the parameters, from a regression of the
     parameters on the statistics) or ``"mad"`` (every statistic alike, scaled by its median absolute
-    deviation): :func:`flocksim.inference.smc.make_distance`. Bad input raises :class:`FitError` or
-    :class:`flocksim.io.tracks.TracksError` before any simulation runs.
+    deviation): :func:`flocksim.inference.smc.make_distance`. ``box``: the periodic box the tracks
+    wrap in, "L" or "Lx,Ly[,Lz]" [units]; the runs are made in it too (``world.bounds``: periodic,
+    that size), in place of the preset's bounds (default: the preset's periodic box, if any). Bad
+    input raises :class:`FitError` or :class:`flocksim.io.tracks.TracksError` before any simulation
+    runs. ``console`` (a rich Console): one line as the fit starts and one per sampling round
+    (calibration, each generation), whether or not it is a terminal. ``provenance.assumed`` names
+    the model's update variant taken from ``params`` (:data:`VARIANTS`).
     """
     from flocksim._extras import require
 
@@ -129,6 +196,8 @@ def fit(
     from flocksim.sweep.runner import dask_client
 
     params = _params(params)
+    if box is not None:
+        params = _in_box(params, box)
     priors = _priors(priors, params)
     if isinstance(simulations, bool) or not isinstance(simulations, int) or not 20 <= simulations <= MAX_SIMULATIONS:
         raise FitError(f"--simulations: {simulations!r}; allowed: a whole number from 20 to {MAX_SIMULATIONS}")
@@ -150,9 +219,9 @@ def fit(
         )
     if burn_in is not None and not (isinstance(burn_in, int | float) and 0 <= burn_in < 1e9):
         raise FitError(f"--burn-in: {burn_in!r}; allowed: a time >= 0 [s]")
-    box = tuple(float(v) for v in bounds.size) if bounds.kind == "periodic" else ()
+    box_sides = tuple(float(v) for v in bounds.size) if bounds.kind == "periodic" else ()
     path = Path(tracks)
-    ds = open_tracks(path, fps=fps, velocity=velocity, box=",".join(f"{v!r}" for v in box) if box else None)
+    ds = open_tracks(path, fps=fps, velocity=velocity, box=",".join(f"{v!r}" for v in box_sides) if box_sides else None)
     if ds.attrs["time_unit"] != "s":
         raise FitError(f"--fps: {path} counts frames, not seconds; allowed: --fps F, the tracks' frame rate [1/s]")
     dim = ds.sizes["space"]
@@ -178,20 +247,32 @@ def fit(
         burn_in_steps=burn_in_steps,
         present=present,
         velocity=ds.attrs["velocity_estimator"],
-        box=box,
+        box=box_sides,
         statistics=tuple(statistics),
     )
     position, vel = ds["position"].values, ds["velocity"].values
-    measured = statistics_of(time, position, vel, present, box, plan.statistics, plan.correlation_frames)
+    measured = statistics_of(time, position, vel, present, box_sides, plan.statistics, plan.correlation_frames)
     observed = {k_: v for k_, v in measured.items() if np.isfinite(v)}
     if not observed:
         raise FitError(f"{path}: none of the statistics {', '.join(statistics)} is defined for these tracks")
     model = SimulationModel(plan, tuple(p.key for p in priors), seed, observed)
+
+    def report(line: str) -> None:
+        if console is not None:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    def sample(on: Any) -> Any:
+        report(
+            f"fit: {int(ds.sizes['agent'])} birds, {len(time)} frames, {burn_in_steps} burn-in steps per run; "
+            f"{population or population_size(simulations)} particles per generation, about {simulations} simulations"
+        )
+        return run_abc(model, priors, observed, simulations, on, population, distance, report)
+
     if client is not None:
-        posterior = run_abc(model, priors, observed, simulations, client, population, distance)
+        posterior = sample(client)
     else:
         with dask_client(scheduler, workers, 1, console) as own:
-            posterior = run_abc(model, priors, observed, simulations, own, population, distance)
+            posterior = sample(own)
     import pyabc
 
     return FitResult(
@@ -225,8 +306,9 @@ def fit(
             "steps_per_frame": k,
             "burn_in_steps": burn_in_steps,
             "agents": int(ds.sizes["agent"]),
-            "box": list(box),
+            "box": list(box_sides),
             "velocity": plan.velocity,
+            "assumed": assumed_variants(params),
         },
         posterior=posterior,
     )

@@ -129,13 +129,18 @@ def _seeded_sampler_class() -> type:
         """pyabc's Dask sampler with every job seeded by :func:`job_seed` (one simulation per job):
         a round keeps the jobs numbered up to its ``n``-th accepted one, whatever the workers."""
 
-        def __init__(self, dask_client: Any, seed: int) -> None:
+        def __init__(
+            self, dask_client: Any, seed: int, report: Callable[[str], None] | None = None, budget: int = 0
+        ) -> None:
             super().__init__(dask_client=dask_client, batch_size=1)
             self.seed = seed
             self.rounds = 0
+            self.report, self.budget, self.spent = report, budget, 0
+            self.started = time.monotonic()
 
         def sample_until_n_accepted(self, n: int, simulate_one: Any, t: int, **kwargs: Any) -> Any:
-            """The first jobs, in job order, up to and including the ``n``-th accepted one."""
+            """The first jobs, in job order, up to and including the ``n``-th accepted one; with
+            ``report``, one line when the round is done."""
             import cloudpickle
 
             round_, self.rounds = self.rounds, self.rounds + 1
@@ -145,9 +150,21 @@ def _seeded_sampler_class() -> type:
             for result, _, _ in results:
                 sample.append(result)
             self.nr_evaluations_ = len(results)
+            self.spent += len(results)
+            if self.report is not None:
+                self.report(round_line(t, n, len(results), self.spent, self.budget, time.monotonic() - self.started))
             return sample
 
     return SeededDaskSampler
+
+
+def round_line(t: int, accepted: int, simulations: int, spent: int, budget: int, seconds: float) -> str:
+    """The line a fit prints when a sampling round ends: ``t`` -1 is the calibration sample from the
+    priors (every run kept), 0, 1, ... the generations."""
+    what = f"calibration: {simulations} simulations from the priors" if t < 0 else (
+        f"generation {t}: {accepted} accepted of {simulations} simulations"
+    )  # fmt: skip
+    return f"fit: {what}; {spent} of about {budget} spent, {seconds:.0f} s"
 
 
 def _nth_accepted(done: dict[int, tuple[Any, bool, int]], n: int) -> int | None:
@@ -247,16 +264,18 @@ def run_abc(
     client: Any,
     population: int | None = None,
     distance: str = DISTANCES[0],
+    report: Callable[[str], None] | None = None,
 ) -> Posterior:
     """ABC-SMC until about ``simulations`` runs are spent (pyabc stops after the generation that
-    crosses the budget), on the Dask ``client``, with the distance :func:`make_distance` ``(distance)``."""
+    crosses the budget), on the Dask ``client``, with the distance :func:`make_distance` ``(distance)``.
+    ``report`` gets one line per sampling round (:func:`round_line`)."""
     import pyabc
 
     logging.getLogger("ABC").setLevel(logging.WARNING)
     for name in ("ABC.Sampler", "ABC.History", "ABC.Distance", "ABC.Epsilon", "ABC.Adaptation", "ABC.Predictor"):
         logging.getLogger(name).setLevel(logging.WARNING)
     prior = pyabc.Distribution(**{f"p{i}": pyabc.RV("uniform", p.low, p.high - p.low) for i, p in enumerate(priors)})
-    sampler = _seeded_sampler_class()(client, model.seed)
+    sampler = _seeded_sampler_class()(client, model.seed, report, simulations)
     abc = pyabc.ABCSMC(
         model,
         prior,

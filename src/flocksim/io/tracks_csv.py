@@ -256,7 +256,10 @@ def read_csv_samples(path: str | Path, fps: float | None = None) -> Samples:
     seen_frames[slot] = True
     if "time" in columns:
         if fps is not None:
-            raise CsvTracksError(f"--fps: {path} has a time column; allowed: --fps only for files without one")
+            raise CsvTracksError(
+                f"--fps: {path} has a time column; allowed: leave --fps out (the file's times are used), "
+                "--fps only for files without one"
+            )
         time = _frame_times(_numbers(table, "time", path), slot, span, seen_frames, path, first)
         seen = np.flatnonzero(seen_frames)
         if len(seen) > 1:

@@ -165,9 +165,24 @@ def _workers_ignore_ctrl_c():
         signal.signal(signal.SIGINT, previous)
 
 
+PROGRESS_EVERY_S = 30.0
+"""Where standard error is not a terminal, a sweep says how far it got at least this often."""
+
+
+def _say_progress(done: int, total: int, since_s: float) -> bool:
+    """Whether a sweep without a terminal prints a line after its ``done``-th run of ``total``: the
+    first and the last, each tenth of the way, and at least every :data:`PROGRESS_EVERY_S` seconds."""
+    return done in (1, total) or done * 10 // total > (done - 1) * 10 // total or since_s >= PROGRESS_EVERY_S
+
+
 @contextmanager
 def _status(console: Console | None, message: str):
+    """A spinner with ``message`` on a terminal; elsewhere (a pipe, a log file) the message as one line."""
     if console is None:
+        yield
+        return
+    if not console.is_terminal:
+        console.print(message, markup=False, highlight=False, soft_wrap=True)
         yield
         return
     with console.status(message):
@@ -292,12 +307,14 @@ def _execute(
         TimeElapsedColumn(),
         TextColumn("{task.fields[note]}", style="dim"),
         console=console,
-        disable=console is None,
+        disable=console is None or not console.is_terminal,  # no bar where nobody watches it (lines below)
         transient=True,
     )
     ran = 0
     interrupted = False
     checked = time.monotonic()
+    lines = console is not None and not console.is_terminal  # no bar where nobody watches: lines instead
+    said, began = 0.0, time.monotonic()
     with progress:
         note = "(the first runs load or compile the numba kernels)"
         bar = progress.add_task("sweep", total=resumed + len(todo), completed=resumed, note=note)
@@ -318,6 +335,14 @@ def _execute(
                 store.add(row)
                 ran += 1
                 progress.update(bar, advance=1, note="")
+                if lines and _say_progress(ran, len(todo), time.monotonic() - said):
+                    said = time.monotonic()
+                    console.print(
+                        f"sweep {sweep.name}: {resumed + ran} of {resumed + len(todo)} runs done, {said - began:.0f} s",
+                        markup=False,
+                        highlight=False,
+                        soft_wrap=True,
+                    )
                 if on_row is not None:
                     on_row(row)
                 if time.monotonic() - checked > 2.0:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from numba.core import event
 
-from flocksim.compile_notice import kernel_name, register_listener
+from flocksim.compile_notice import CompileNotice, current_scope, kernel_name, register_listener
 
 REPORT_INTERVAL_S = 0.5
 """Time between two ``compiling`` messages while a compile runs [s]."""
@@ -35,12 +35,16 @@ QUIET_S = 1.0
 class CompileStatus:
     """Where compiling stands: ``active`` while a busy stretch lasts; ``kernels`` compiled in the
     stretch so far; ``seconds`` since it began; ``current`` the kernel being compiled ("" when
-    none or unknown)."""
+    none or unknown); ``scene`` what they are compiled for (a preset's name, or the model's
+    description; "" when unknown) and ``estimate`` the words the server's own line used for how
+    long it takes ("about 50 s", from the measured figures; "" when unknown)."""
 
     active: bool
     kernels: int
     seconds: float
     current: str
+    scene: str = ""
+    estimate: str = ""
 
     def message(self) -> str:
         """The ``compiling`` message (JSON text)."""
@@ -51,6 +55,8 @@ class CompileStatus:
                 "kernels": self.kernels,
                 "seconds": round(self.seconds, 1),
                 "current": self.current,
+                "scene": self.scene,
+                "estimate": self.estimate,
             }
         )
 
@@ -65,6 +71,7 @@ class CompileTracker(event.Listener):
         self._kernels = 0
         self._began = 0.0
         self._ended: float | None = None  # when the last compile ended (None: never)
+        self._scope: CompileNotice | None = None  # the compiling thread's notice: what compiles
 
     def _quiet(self, now: float) -> bool:
         """Whether no busy stretch is on at ``now`` (call with the lock held)."""
@@ -72,9 +79,12 @@ class CompileTracker(event.Listener):
 
     def on_start(self, ev: event.Event) -> None:
         now = self._clock()
+        scope = current_scope()  # this runs in the compiling thread
         with self._lock:
             if self._quiet(now):
-                self._began, self._kernels = now, 0  # a new busy stretch
+                self._began, self._kernels, self._scope = now, 0, None  # a new busy stretch
+            if scope is not None:
+                self._scope = scope
             self._running.append(kernel_name(ev.data))
 
     def on_end(self, ev: event.Event) -> None:
@@ -97,7 +107,10 @@ class CompileTracker(event.Listener):
             end = now if running or self._ended is None else self._ended
             seconds = end - self._began if (running or self._ended is not None) else 0.0
             current = self._running[-1] if running else ""
-            return CompileStatus(active, self._kernels, max(seconds, 0.0), current)
+            scope = self._scope
+        scene = scope.what if scope is not None else ""
+        estimate = scope.duration if scope is not None else ""  # "" until the scope has announced
+        return CompileStatus(active, self._kernels, max(seconds, 0.0), current, scene, estimate)
 
 
 _tracker: CompileTracker | None = None

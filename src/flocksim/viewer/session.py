@@ -282,6 +282,8 @@ class ViewerSession(SessionControls):
 
     def _step(self) -> None:
         sim = self._sim
+        if self.origin is not None:  # a compile in this step is for the scene (the page names it)
+            sim.name_compiles(self.origin)
         with engine_guard():
             sim.step()
         self._rate.tick()

@@ -37,13 +37,15 @@ DEFAULT_SCENE = "starlings-3d"
 """The scene ``flocksim serve`` shows first."""
 
 
-def warm_up(params: AnyParams, engine: str = "cpu", threads: int | None = None) -> float:
+def warm_up(params: AnyParams, engine: str = "cpu", threads: int | None = None, name: str | None = None) -> float:
     """Step a throwaway simulation of ``params`` (image paths resolved) on ``engine`` twice,
     encode a frame and count neighbours as a viewer session does, and take its metrics as
     ``flocksim run`` does, compiling (or loading from numba's cache) every kernel on the way.
-    Returns the seconds it took."""
+    ``name``: the preset's, for the compile notice and the page. Returns the seconds it took."""
     started = time.perf_counter()
     sim = Simulation(params, engine=engine, threads=threads)
+    if name is not None:
+        sim.name_compiles(name)
     with engine_guard():
         sim.step(2)
         if sim.model.neighbor_query().mode == "metric":  # the session counts metric neighbours
@@ -53,7 +55,9 @@ def warm_up(params: AnyParams, engine: str = "cpu", threads: int | None = None) 
     return time.perf_counter() - started
 
 
-def warm_up_in_background(params: AnyParams, engine: str = "cpu", threads: int | None = None) -> threading.Thread:
+def warm_up_in_background(
+    params: AnyParams, engine: str = "cpu", threads: int | None = None, name: str | None = None
+) -> threading.Thread:
     """Run :func:`warm_up` in a daemon thread (a failure is logged, never raised). The viewer's
     compile tracker listens from before the first compile, so that the page's clock counts
     from its start."""
@@ -61,7 +65,7 @@ def warm_up_in_background(params: AnyParams, engine: str = "cpu", threads: int |
 
     def run() -> None:
         try:
-            seconds = warm_up(params, engine=engine, threads=threads)
+            seconds = warm_up(params, engine=engine, threads=threads, name=name)
             log.debug("viewer: kernels ready after %.1f s", seconds)
         except Exception:  # the server serves anyway; the session will say what fails
             log.exception("viewer: warming up the kernels failed")
@@ -91,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     params = apply_overrides(load_preset(name), overrides)
     with announce_compiles(name, lambda: compile_estimate(params, name), stream=sys.stdout):  # when one compiles
-        seconds = warm_up(params)
+        seconds = warm_up(params, name=name)
     print(f"flocksim: kernels ready in {seconds:.0f} s", flush=True)
     if stamp is not None:
         with contextlib.suppress(OSError):
