@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from flocksim.config import ConfigError
 from flocksim.params import (
     MODEL_NAMES,
     AbmFlockingParams,
@@ -276,10 +277,83 @@ def test_nan_and_inf_rejected_inside_lists_and_per_agent_values(case, bad):
 
 def test_nan_rejected_on_assignment():
     params = ReynoldsParams()
-    with pytest.raises(ValidationError):
+    with pytest.raises(ConfigError, match=r"^agents\.max_speed: must be a finite number"):
         params.agents.max_speed = math.nan
-    with pytest.raises(ValidationError):
+    with pytest.raises(ConfigError, match=r"^world\.dt: must be a finite number"):
         params.world.dt = math.inf
+
+
+def one_line(exc: pytest.ExceptionInfo) -> str:
+    text = str(exc.value)
+    assert "\n" not in text and "pydantic" not in text and "http" not in text, text
+    return text
+
+
+def test_an_invalid_assignment_from_python_is_one_line_naming_the_field():
+    """As --set says it: the dotted key, what is wrong, the allowed values and the value given;
+    the value is left as it was."""
+    params = load_preset("boids-2d")
+    with pytest.raises(ConfigError) as exc:
+        params.rules.alignment.weight = -1
+    assert one_line(exc) == (
+        "rules.alignment.weight: Input should be greater than or equal to 0; allowed: >= 0 and <= 1e+06; got -1"
+    )
+    assert params.rules.alignment.weight == load_preset("boids-2d").rules.alignment.weight
+    with pytest.raises(ConfigError) as exc:
+        params.world.bounds.kind = "torus"
+    assert one_line(exc).startswith("world.bounds.kind: ")
+    with pytest.raises(ConfigError) as exc:
+        params.world.dt = "fast"
+    assert one_line(exc).startswith("world.dt: Input should be a valid number")
+    copy = params.model_copy(deep=True)  # a copy's blocks know their keys too
+    with pytest.raises(ConfigError, match=r"^agents\.max_speed: "):
+        copy.agents.max_speed = -5.0
+
+
+def test_a_huge_region_is_refused_by_name():
+    """world.bounds.size is bounded (at most 1e12 per axis, as obstacle coordinates): a 1e300 box was
+    accepted, and a running simulation kept its old walls."""
+    from flocksim.config import apply_overrides, validate
+
+    with pytest.raises(ConfigError) as exc:
+        apply_overrides(load_preset("boids-2d"), ["world.bounds.size=[1e300, 1e300]"])
+    assert one_line(exc) == (
+        "world.bounds.size: every value must be > 0 and <= 1e12; allowed: each > 0 and <= 1e12, as many as "
+        "world.dim; got [1e+300, 1e+300]"
+    )
+    with pytest.raises(ConfigError, match=r"^world\.bounds\.size: every value must be > 0 and <= 1e12"):
+        load_preset("boids-2d").world.bounds.size = [1e300, 1e300]
+    assert validate({"world": {"bounds": {"size": [1e12, 1e12]}}}).world.bounds.size == [1e12, 1e12]
+
+
+def test_a_running_simulations_parameters_stay_those_it_runs():
+    """sim.params cannot drift from the running state: a change (in place or by assignment) is
+    refused by name with the way to make it; an invalid one names the allowed values."""
+    from flocksim.config import apply_overrides
+    from flocksim.simulation import Simulation
+
+    given = apply_overrides(load_preset("boids-2d"), ["agents.n=20"])
+    sim = Simulation(given, seed=1)
+    given.world.bounds.size = [900.0, 900.0]  # the caller's object is its own
+    assert sim.params.world.bounds.size == [400.0, 250.0]
+    with pytest.raises(ConfigError) as exc:
+        sim.params.world.bounds.size = [500.0, 300.0]
+    assert one_line(exc).startswith("world.bounds.size: a running Simulation's parameters are read-only")
+    with pytest.raises(ConfigError) as exc:
+        sim.params.world.bounds.size = [1e300, 1e300]
+    assert one_line(exc).startswith("world.bounds.size: every value must be > 0 and <= 1e12")
+    with pytest.raises(ConfigError) as exc:
+        sim.params = {"model": "reynolds", "world": {"dt": -1}}
+    assert one_line(exc).startswith("world.dt: Input should be greater than or equal to 0.000001; allowed: >= 1e-06")
+    with pytest.raises(ConfigError) as exc:
+        sim.params = apply_overrides(sim.params, ["rules.alignment.weight=0.5"])
+    assert one_line(exc).startswith("rules.alignment.weight: a running Simulation's parameters are read-only")
+    sim.params = sim.params.model_copy(deep=True)  # the same values: nothing to change
+    assert sim.params.world.bounds.size == [400.0, 250.0]
+    assert sim.params.rules.alignment.weight == given.rules.alignment.weight
+    edited = sim.params.model_copy(deep=True)  # a copy is the caller's to change
+    edited.rules.alignment.weight = 0.5
+    assert Simulation(edited, seed=1).params.rules.alignment.weight == 0.5
 
 
 @pytest.mark.parametrize("field", ["mass", "radius"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import tomllib
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,12 @@ import tomli_w
 from pydantic import BaseModel, ValidationError
 
 from flocksim.params import MODEL_NAMES, AbmFlockingParams, CouzinParams, ReynoldsParams, VicsekParams, parse_params
+from flocksim.params.errors import (  # the one-line messages live with the schema; these names stay importable here
+    ConfigError,
+    _allowed_text,
+    _model_type,
+    describe_validation_error,
+)
 
 AnyParams = ReynoldsParams | AbmFlockingParams | VicsekParams | CouzinParams
 MODEL_CLASSES: dict[str, type[BaseModel]] = {
@@ -22,10 +27,6 @@ MODEL_CLASSES: dict[str, type[BaseModel]] = {
     "vicsek": VicsekParams,
     "couzin": CouzinParams,
 }
-
-
-class ConfigError(ValueError):
-    """Bad input: the message is one line naming the key and the allowed values."""
 
 
 def to_dict(params: AnyParams) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def validate(data: dict[str, Any]) -> AnyParams:
     try:
         return parse_params(data)
     except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc, MODEL_CLASSES[model])) from None
+        raise ConfigError(describe_validation_error(exc, MODEL_CLASSES[model], tags=MODEL_NAMES)) from None
 
 
 def _plain(value: Any) -> Any:
@@ -105,70 +106,6 @@ def _reject_booleans(data: Any, model: type[BaseModel], prefix: str = "") -> Non
         elif isinstance(value, bool) or (isinstance(value, list) and any(isinstance(v, bool) for v in value)):
             allowed = _allowed_text(field)
             raise ConfigError(f"{prefix}{key}: true/false is the wrong type here; {allowed}; got {value!r}")
-
-
-def describe_validation_error(exc: ValidationError, root: type[BaseModel]) -> str:
-    """One line for the first error: dotted key, what is wrong, allowed values."""
-    err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"]]
-    if loc and loc[0] in MODEL_NAMES:  # the union's tag; a section may share a model's name (vicsek.eta)
-        loc = loc[1:]
-    key = ".".join(loc) or "parameters"
-    kind = err["type"]
-    if kind == "extra_forbidden":
-        parent = _model_at(root, loc[:-1])
-        allowed = ", ".join(parent.model_fields) if parent else "see `flocksim schema`"
-        return f"{key}: unknown key; allowed keys here: {allowed}"
-    field = _field_at(root, loc)
-    allowed = _allowed_text(field)
-    got = err.get("input")
-    got_text = f"; got {got!r}" if not isinstance(got, dict) else ""
-    if kind == "finite_number":
-        return f"{key}: must be a finite number (not NaN or inf); {allowed}{got_text}"
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"{key}: {msg}; {allowed}{got_text}" if allowed else f"{key}: {msg}{got_text}"
-
-
-def _model_at(root: type[BaseModel], loc: list[str]) -> type[BaseModel] | None:
-    model: Any = root
-    for part in loc:
-        if part.isdigit():  # an item of a list of blocks (obstacles.circles.0.center)
-            continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
-            return None
-        model = _model_type(model.model_fields[part].annotation)
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
-
-
-def _model_type(annotation: Any) -> Any:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _model_type(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _field_at(root: type[BaseModel], loc: list[str]) -> Any:
-    parent = _model_at(root, loc[:-1]) if loc else None
-    if parent is None:
-        # the error may sit inside a list (e.g. size.1); try one level up
-        if len(loc) >= 2:
-            return _field_at(root, loc[:-1])
-        return None
-    return parent.model_fields.get(loc[-1])
-
-
-def _allowed_text(field: Any) -> str:
-    if field is None:
-        return ""
-    description = field.description or ""
-    if "allowed:" in description:
-        return "allowed: " + description.split("allowed:", 1)[1].strip().rstrip(".")
-    if ":" in description:
-        return "allowed: " + description.split(":", 1)[1].strip().rstrip(".")
-    return ""
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

@@ -14,7 +14,7 @@ import numpy as np
 from flocksim.compile_notice import CompileNotice, compile_estimate, describe
 from flocksim.components import default_components
 from flocksim.components.pointer import PointerSteering, check_pointer
-from flocksim.config import AnyParams, to_dict, validate
+from flocksim.config import AnyParams, ConfigError, to_dict, validate
 from flocksim.engines import make_engine
 from flocksim.host import Component
 from flocksim.metrics import flock_summary
@@ -22,9 +22,21 @@ from flocksim.models import make_model
 from flocksim.neighbors import NeighborList
 from flocksim.neighbors.query import SpatialIndex
 from flocksim.params import AbmFlockingParams, CouzinParams, ReynoldsParams, VicsekParams
+from flocksim.params.fields import READ_ONLY, lock
 from flocksim.perturbation import perturb_turn
 from flocksim.spawning import append_agents, rows_of
 from flocksim.state import FlockState, new_state
+
+
+def _first_difference(a: Any, b: Any, key: str = "") -> str | None:
+    """The first dotted key whose value differs between two parameter dicts (None: equal)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for name in [*a, *(k for k in b if k not in a)]:
+            found = _first_difference(a.get(name), b.get(name), f"{key}{name}.")
+            if found is not None:
+                return found
+        return None
+    return None if a == b else key.rstrip(".") or "parameters"
 
 
 def whole_number(what: str, value: Any, low: int = 0) -> int:
@@ -74,8 +86,10 @@ class Simulation:
             )
         if seed is not None:
             params = params.model_copy(update={"seed": whole_number("Simulation: seed", seed, low=0)})
-            params = validate(params.model_dump(mode="json"))
-        self.params: AnyParams = params
+        # its own copy, checked whole (an assignment checks one field) and locked: see the params property
+        params = validate(params.model_dump(mode="json"))
+        lock(params)
+        self._params: AnyParams = params
         self.seed = params.seed
         self.model = make_model(params)
         # one line on stderr when a kernel of this simulation compiles (flocksim.compile_notice)
@@ -96,6 +110,37 @@ class Simulation:
         self.recorder = recorder
         if recorder is not None:
             recorder.start(self)
+
+    @property
+    def params(self) -> AnyParams:
+        """The parameters this simulation runs (its own copy). They are read-only: the state, the
+        walls and the kernels were built from them, so a change would not reach the run. An
+        assignment to one of them, or of new parameters here, raises ConfigError with one line
+        naming the key (and the allowed values when the value is invalid); assigning equal
+        parameters is allowed. To change them: ``Simulation(apply_overrides(sim.params, [...]))``."""
+        return self._params
+
+    @params.setter
+    def params(self, value: AnyParams | Mapping[str, Any]) -> None:
+        if isinstance(value, Mapping):
+            new = validate(dict(value))
+        elif isinstance(value, (ReynoldsParams, AbmFlockingParams, VicsekParams, CouzinParams)):
+            new = validate(value.model_dump(mode="json"))
+        else:
+            raise TypeError(f"Simulation.params: expected a parameter object or a mapping, got {type(value).__name__}")
+        changed = _first_difference(to_dict(self._params), to_dict(new))
+        if changed is not None:
+            raise ConfigError(f"{changed}: {READ_ONLY}")
+
+    def _replace_params(self, params: AnyParams) -> None:
+        """Run on with ``params``, the state and the random stream as they are: the model is
+        rebuilt, the components are not. For checks that change coefficients between the stages
+        of one run (flocksim.validate); not a general way to change a simulation's parameters."""
+        params = validate(params.model_dump(mode="json"))
+        lock(params)
+        self._params = params
+        self.model = make_model(params)
+        self.engine.model = self.model
 
     @property
     def state(self) -> FlockState:

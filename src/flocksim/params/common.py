@@ -6,9 +6,13 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from flocksim.params.fields import MIN_DT, BoundsKind, Strict, Vector, choice, quantity
+from flocksim.params.fields import MIN_DT, BoundsKind, Strict, Vector, choice, mark_keys, quantity
+
+MAX_SIZE = 1e12
+"""Largest side of the region [units], as for obstacle coordinates: a 1e300 box was accepted
+(its squared distances overflow to inf)."""
 
 
 class Bounds(Strict):
@@ -24,9 +28,17 @@ class Bounds(Strict):
     size: Vector = Field(
         [100.0, 100.0],
         description="Box/periodic side lengths, or ellipsoid semi-axes, one per axis [units]; "
-        "allowed: each > 0, as many as world.dim.",
+        "allowed: each > 0 and <= 1e12, as many as world.dim.",
         json_schema_extra={"unit": "units"},
     )
+
+    @field_validator("size")
+    @classmethod
+    def _size_range(cls, size: list[float]) -> list[float]:
+        if any(not 0 < s <= MAX_SIZE for s in size):
+            raise ValueError("every value must be > 0 and <= 1e12")
+        return size
+
     margin: float = quantity(
         10.0, "units", "Wall margin: distance from a soft wall at which the inward push starts", ge=0.0, le=1e9
     )
@@ -218,6 +230,5 @@ class ModelBase(Strict):
             raise ValueError(
                 f"world.bounds.size needs {dim} values (world.dim = {dim}), got {len(self.world.bounds.size)}"
             )
-        if any(s <= 0 for s in self.world.bounds.size):
-            raise ValueError("world.bounds.size: every value must be > 0")
+        mark_keys(self)  # for the one-line messages of assignments to its blocks
         return self

@@ -30,7 +30,7 @@ class ResearchAgents(Strict):
 TWO_PI = 2.0 * math.pi
 SIZE_DOC = (
     "Box/periodic side lengths, or the extent of the start in open space, one per axis [units]; "
-    "allowed: each > 0, as many as world.dim."
+    "allowed: each > 0 and <= 1e12, as many as world.dim."
 )
 
 

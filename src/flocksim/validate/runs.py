@@ -9,7 +9,6 @@ import numpy as np
 
 from flocksim.config import validate
 from flocksim.metrics import milling, polarization
-from flocksim.models import make_model
 from flocksim.simulation import Simulation
 
 
@@ -21,9 +20,7 @@ def change_params(sim: Simulation, section: str, **values: float) -> None:
     """Set parameters of a running simulation (state and random stream continue)."""
     data = sim.params.model_dump(mode="json")
     data[section].update(values)
-    sim.params = validate(data)
-    sim.model = make_model(sim.params)
-    sim.engine.model = sim.model
+    sim._replace_params(validate(data))
 
 
 def averaged_order(sim: Simulation, steps: int, every: int) -> tuple[float, float]:
