@@ -293,6 +293,26 @@ def test_cli_box_is_the_fix_its_refusal_names(small_tracks, tmp_path, monkeypatc
     assert bad.exit_code == 2 and "error: --box: '4,4,4' gives 3 sides for 2D tracks" in bad.output
 
 
+def test_a_run_in_another_periodic_box_is_refused_naming_its_box(tmp_path, monkeypatch):
+    """A run store brings its own periodic box: a fit made in another (the preset's) is refused with
+    the --box that fixes it (before, open_tracks said "leave --box out", which fit could not)."""
+    seen: dict = {}
+    _no_abc(monkeypatch, seen)
+    store = tmp_path / "run.zarr"
+    small = ["--set", "agents.n=40", "--set", "world.bounds.size=[4,4]", "--set", "vicsek.speed=0.1"]
+    made = runner.invoke(app, ["run", "vicsek", "--steps", "12", "--every", "1", *small, "--out", str(store), "-q"])
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "fit.json"
+    refused = runner.invoke(app, _fit_args(store, out))
+    assert refused.exit_code == 2 and "plan" not in seen
+    assert refused.output.strip() == (
+        f"error: --box: {store} is a run in the periodic box 4,4, the fit's runs in the box 10,10; allowed: --box 4,4"
+    )
+    fitted = runner.invoke(app, _fit_args(store, out, "--box", "4,4"))
+    assert fitted.exit_code == 0, fitted.output
+    assert seen["plan"].box == (4.0, 4.0)
+
+
 def test_a_vicsek_fit_says_which_update_it_assumed(small_tracks, tmp_path, monkeypatch):
     """The position update changes what eta fits (docs/fitting.md): fit.json and the output name it."""
     _no_abc(monkeypatch, {})
