@@ -7,7 +7,15 @@ import pytest
 
 import cuda_sim
 from flocksim import Simulation, apply_overrides, load_preset
-from flocksim.viewer.protocol import HEADING_SCALE, Q16_STEPS, decode_frame, encode_frame, status_values
+from flocksim.viewer.protocol import (
+    BANK_LEVELS,
+    HEADING_SCALE,
+    Q16_STEPS,
+    decode_frame,
+    encode_frame,
+    quantize_bank,
+    status_values,
+)
 
 pytestmark = [pytest.mark.cuda_sim, cuda_sim.needs_numba_cuda]
 
@@ -16,6 +24,7 @@ def test_constants_match_the_protocol():
     from flocksim.engines import cuda_frames
 
     assert (cuda_frames.Q16_STEPS, cuda_frames.HEADING_SCALE) == (Q16_STEPS, HEADING_SCALE)
+    assert cuda_frames.BANK_LEVELS == BANK_LEVELS
 
 
 @pytest.mark.parametrize(("preset", "overrides"), [("starlings-3d", ["predator.enabled=true"]), ("minions", [])])
@@ -35,6 +44,7 @@ def test_q16_frame_from_the_gpu_equals_the_hosts(preset, overrides):
     assert frame == encode_frame(cpu, 7, layout="q16", selected=0, status=status)
     decoded = decode_frame(frame)
     assert decoded.n_agents == 48
+    assert (decoded.bank is not None) == (preset == "starlings-3d")  # banked flight: its bank section too
 
 
 def test_status_and_finite_check_on_the_gpu():
@@ -52,3 +62,17 @@ def test_status_and_finite_check_on_the_gpu():
     assert gpu.engine.state_is_finite(gpu.state)
     gpu.state.velocity[3, 1] = np.nan  # a NaN put in on the host reaches the GPU's check
     assert not gpu.engine.state_is_finite(gpu.state)
+
+
+def test_bank_codes_from_the_gpu_equal_the_hosts():
+    """Halves round to even, beyond the range clip to +-7, non-finite banks are 0, dead rows left out."""
+    params = apply_overrides(load_preset("starlings-3d"), ["agents.n=12"])
+    gpu = Simulation(params, seed=3, engine="cuda")
+    span = 3.5  # [rad]: 7 / span = 2 exactly, so the halves below are exact halves
+    banks = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 7.0, 9.0, -9.0, 3.2, 0.0, 1.0, 1.0]) / 2
+    banks[10] = np.nan
+    gpu.state.spin[:, 0] = banks
+    gpu.remove_agents([11])
+    codes = gpu.engine.quantized_banks(gpu.state, span)
+    np.testing.assert_array_equal(codes, quantize_bank(banks[:11], span))
+    np.testing.assert_array_equal(codes, [0, 2, 2, 0, -2, 7, 7, -7, 3, 0, 0])

@@ -250,18 +250,21 @@ def test_cli_keeps_a_result_written_to_its_path_while_it_ran(small_tracks, tmp_p
     assert out.read_text() == "another fit"
 
 
-def _no_abc(monkeypatch, seen: dict):
+def _no_abc(monkeypatch, seen: dict, samples=(1.9, 2.1)):
     """flocksim.inference.fit without a cluster or pyabc: the run plan it would simulate is kept in
-    ``seen``, and a canned one-generation posterior comes back at once."""
+    ``seen``, and a canned one-generation posterior of ``samples`` (equal weights) comes back at once."""
     from contextlib import nullcontext
 
     import flocksim.inference.smc
     import flocksim.sweep.runner
     from flocksim.inference.smc import Posterior
 
+    x = np.asarray(samples, dtype=float)[:, None]
+    w = np.full(len(x), 1.0 / len(x))
+
     def run_abc(model, priors, observed, simulations, client, population=None, distance="informative", report=None):
         seen["plan"] = model.plan
-        return Posterior(np.array([[1.9], [2.1]]), np.array([0.5, 0.5]), np.array([0.1, 0.2]), [1.0], 20, 1, [0.5])
+        return Posterior(x, w, np.full(len(x), 0.1), [1.0], 20, 1, [0.5])
 
     monkeypatch.setattr(flocksim.inference.smc, "run_abc", run_abc)
     monkeypatch.setattr(flocksim.sweep.runner, "dask_client", lambda *args, **kwargs: nullcontext(None))
@@ -290,6 +293,26 @@ def test_cli_box_is_the_fix_its_refusal_names(small_tracks, tmp_path, monkeypatc
     assert bad.exit_code == 2 and "error: --box: '4,4,4' gives 3 sides for 2D tracks" in bad.output
 
 
+def test_a_run_in_another_periodic_box_is_refused_naming_its_box(tmp_path, monkeypatch):
+    """A run store brings its own periodic box: a fit made in another (the preset's) is refused with
+    the --box that fixes it (before, open_tracks said "leave --box out", which fit could not)."""
+    seen: dict = {}
+    _no_abc(monkeypatch, seen)
+    store = tmp_path / "run.zarr"
+    small = ["--set", "agents.n=40", "--set", "world.bounds.size=[4,4]", "--set", "vicsek.speed=0.1"]
+    made = runner.invoke(app, ["run", "vicsek", "--steps", "12", "--every", "1", *small, "--out", str(store), "-q"])
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "fit.json"
+    refused = runner.invoke(app, _fit_args(store, out))
+    assert refused.exit_code == 2 and "plan" not in seen
+    assert refused.output.strip() == (
+        f"error: --box: {store} is a run in the periodic box 4,4, the fit's runs in the box 10,10; allowed: --box 4,4"
+    )
+    fitted = runner.invoke(app, _fit_args(store, out, "--box", "4,4"))
+    assert fitted.exit_code == 0, fitted.output
+    assert seen["plan"].box == (4.0, 4.0)
+
+
 def test_a_vicsek_fit_says_which_update_it_assumed(small_tracks, tmp_path, monkeypatch):
     """The position update changes what eta fits (docs/fitting.md): fit.json and the output name it."""
     _no_abc(monkeypatch, {})
@@ -311,6 +334,123 @@ def test_api_refuses_bad_statistics(small_tracks):
 def test_api_refuses_a_bad_distance(small_tracks):
     with pytest.raises(FitError, match="--distance: 'l1'; allowed: informative, mad"):
         fit(small_tracks["ok"], "vicsek", {"vicsek.eta": (0.5, 4.0)}, distance="l1")
+
+
+# --- intervals and identifiability -----------------------------------------------------------------
+
+
+def test_weighted_quantile_by_hand():
+    from flocksim.inference.smc import weighted_quantile
+
+    four = np.array([4.0, 1.0, 3.0, 2.0])  # equal weights: midpoints at cumulative 0.125, 0.375, 0.625, 0.875
+    equal = np.full(4, 0.25)
+    assert weighted_quantile(four, equal, 0.5) == pytest.approx(2.5)
+    assert weighted_quantile(four, equal, 0.25) == pytest.approx(1.5)
+    assert weighted_quantile(four, equal, 0.75) == pytest.approx(3.5)
+    assert weighted_quantile(four, equal, 0.025) == 1.0 and weighted_quantile(four, equal, 0.975) == 4.0  # clamped
+    # weights 3 and 1: midpoints at 1.5/4 = 0.375 and 3.5/4 = 0.875; q = 0.5 is a quarter of the way
+    assert weighted_quantile(np.array([0.0, 1.0]), np.array([3.0, 1.0]), 0.5) == pytest.approx(0.25)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=37)
+    for q in (0.0, 0.025, 0.1, 0.5, 0.9, 0.975, 1.0):
+        assert weighted_quantile(x, np.ones(37), q) == pytest.approx(np.quantile(x, q, method="hazen"), abs=1e-12)
+    # all the weight on one particle: that particle, whatever q (zero weights are left out)
+    one = np.array([0.0, 0.0, 1.0, 0.0, 0.0])
+    spread = np.array([-3.0, 1.0, 7.0, 8.0, 20.0])
+    assert {weighted_quantile(spread, one, q) for q in (0.0, 0.025, 0.5, 0.975, 1.0)} == {7.0}
+    # weights 1, 2, 1: midpoints at 0.5/4, 2/4, 3.5/4; q = 0.3 is 0.175/0.375 of the way from 1 to 2
+    assert weighted_quantile(np.array([5.0, 1.0, 2.0]), np.array([1.0, 1.0, 2.0]), 0.3) == pytest.approx(
+        1 + 0.175 / 0.375
+    )
+    for bad in (np.array([1.0, -1.0, 1.0, 1.0]), np.zeros(4)):
+        with pytest.raises(ValueError, match="weight"):
+            weighted_quantile(four, bad, 0.5)
+
+
+def _posterior(samples, weights=None):
+    from flocksim.inference.smc import Posterior
+
+    x = np.asarray(samples, dtype=float)
+    w = np.full(len(x), 1.0 / len(x)) if weights is None else np.asarray(weights, dtype=float) / np.sum(weights)
+    return Posterior(x[:, None], w, np.zeros(len(x)), [1.0], len(x), 1, [1.0])
+
+
+def _told(samples, weights=None, low=0.0, high=4.0):
+    from flocksim.inference.priors import Prior
+    from flocksim.inference.result import identifiability, summarize_posterior
+
+    posterior, priors = _posterior(samples, weights), [Prior("p", low, high)]
+    return identifiability(posterior, priors, summarize_posterior(posterior, priors))["p"]
+
+
+def test_a_posterior_equal_to_the_prior_is_told_apart_from_a_narrow_one():
+    like_prior = _told(np.linspace(0.0, 4.0, 400))  # the uniform prior [0, 4] itself
+    assert like_prior["width_ratio"] == pytest.approx(0.95, abs=0.01)
+    assert like_prior["mass_near_low"] == pytest.approx(0.05, abs=0.005)
+    assert [w.split(":")[0] for w in like_prior["warnings"]] == ["warning"]
+    assert like_prior["warnings"][0].startswith("warning: the data cannot tell p: its 95 % interval [0.09")
+    narrow = _told(np.random.default_rng(1).normal(2.0, 0.1, 400))
+    assert narrow["width_ratio"] == pytest.approx(0.1, abs=0.02) and narrow["warnings"] == []
+    assert narrow["mass_near_low"] == narrow["mass_near_high"] == 0.0
+    # the same particles weighted like the prior: the weights, not the particles' count, decide
+    x = np.linspace(0.0, 4.0, 400)
+    peaked = _told(x, np.exp(-0.5 * ((x - 2.0) / 0.1) ** 2))
+    assert peaked["width_ratio"] == pytest.approx(0.1, abs=0.02) and peaked["warnings"] == []
+
+
+def test_a_posterior_piled_at_a_bound_says_which():
+    low = _told(np.linspace(0.0, 0.6, 300))  # a third of the weight within 0.2 (5 % of [0, 4]) of 0
+    assert low["mass_near_low"] == pytest.approx(1 / 3, abs=0.01) and low["width_ratio"] < 0.2
+    assert low["warnings"] == [
+        "warning: p piles against the prior's lower bound 0: 33% of the posterior's weight is within 5% of the "
+        "prior's range of it (the truth may lie beyond the prior, or the model may not reach the tracks there)"
+    ]
+    high = _told(np.linspace(3.5, 4.0, 300), low=1.0)  # prior [1, 4]: 5 % is 0.15 from 4
+    assert high["mass_near_high"] == pytest.approx(0.3, abs=0.01) and "upper bound 4:" in high["warnings"][0]
+    assert len(high["warnings"]) == 1
+
+
+def test_an_interval_from_too_few_particles_says_so():
+    from flocksim.inference.result import effective_particles, interval_support
+
+    small = interval_support(_posterior(np.linspace(1.0, 3.0, 25)))
+    assert small["particles"] == 25 and small["effective_particles"] == pytest.approx(25.0)
+    assert not small["enough"] and small["warning"].startswith(
+        "warning: the 95 % intervals rest on 25 particles (25 effective), too few for 95 % to mean 95 %"
+    )
+    assert interval_support(_posterior(np.linspace(1.0, 3.0, 200)))["enough"]
+    assert interval_support(_posterior(np.linspace(1.0, 3.0, 200)))["warning"] is None
+    uneven = np.r_[np.full(10, 10.0), np.ones(190)]  # 200 particles, 10 of them carrying a third of the weight
+    assert effective_particles(uneven) == pytest.approx(290.0**2 / (10 * 100 + 190))
+    assert not interval_support(_posterior(np.linspace(1.0, 3.0, 200), uneven))["enough"]
+
+
+def test_cli_tells_the_intervals_support_and_what_the_data_cannot_tell(small_tracks, tmp_path, monkeypatch):
+    """fit.json and the command line: the width against the prior's on each parameter's line, and a
+    warning line for too few particles and for a parameter the data cannot tell; none for a narrow
+    posterior from enough particles."""
+    _no_abc(monkeypatch, {}, samples=np.linspace(0.0, 4.0, 25))  # the prior vicsek.eta=0:4, 25 particles
+    out = tmp_path / "wide.json"
+    result = runner.invoke(app, _fit_args(small_tracks["ok"], out))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert doc["interval"]["particles"] == 25 and doc["interval"]["enough"] is False
+    assert doc["interval"]["method"].startswith("weighted quantiles 2.5 % and 97.5 %")
+    eta = doc["identifiability"]["vicsek.eta"]
+    assert eta["width_ratio"] > 0.8 and set(eta) == {"width_ratio", "mass_near_low", "mass_near_high", "warnings"}
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("vicsek.eta: median 2, mean 2, 95 % interval [") and lines[0].endswith(
+        f"{eta['width_ratio']:.2f} of the prior's width"
+    )
+    assert lines[1] == doc["interval"]["warning"] and lines[2] == eta["warnings"][0]
+    assert lines[2].startswith("warning: the data cannot tell vicsek.eta: its 95 % interval")
+    _no_abc(monkeypatch, {}, samples=np.random.default_rng(0).normal(2.0, 0.05, 120))
+    out = tmp_path / "narrow.json"
+    result = runner.invoke(app, _fit_args(small_tracks["ok"], out))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert doc["interval"]["enough"] is True and doc["interval"]["warning"] is None
+    assert doc["identifiability"]["vicsek.eta"]["warnings"] == [] and "warning" not in result.stdout
 
 
 # --- the distance ---------------------------------------------------------------------------------

@@ -88,6 +88,12 @@ def test_fit_recovers_vicsek_eta_from_independent_tracks(cluster, tracks, tmp_pa
     assert doc["simulations"] >= 80 and doc["provenance"]["agents"] == 64 and doc["provenance"]["box"] == [4.0, 4.0]
     assert len(doc["provenance"]["tracks_sha256"]) == 64 and doc["provenance"]["seed"] == 0
     assert set(eta) == {"mean", "median", "ci95"} and lo <= eta["mean"] <= hi
+    # 15 particles cannot carry a 95 % interval, and the fit says so; the data did narrow the prior
+    assert doc["interval"]["particles"] == 15 and doc["interval"]["enough"] is False
+    assert doc["interval"]["warning"] in result.stdout.splitlines()
+    told = doc["identifiability"]["vicsek.eta"]
+    assert told["width_ratio"] == pytest.approx((hi - lo) / 3.5) and told["warnings"] == []
+    assert "warning: the data cannot tell" not in result.stdout
     assert doc["provenance"]["flocksim_version"] and doc["generations"] == len(
         doc["distances"]["epsilon_per_generation"]
     )

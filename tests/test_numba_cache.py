@@ -44,3 +44,65 @@ def test_flocksims_kernel_sources():
     names = {str(p.relative_to(PACKAGE)) for p in kernel_sources(PACKAGE)}
     assert {"engines/cpu_reynolds_grid.py", "space.py", "kernels/compile.py", "params/common.py"} <= names
     assert not {"cli_run.py", "cli.py", "render/movie.py", "validate/suite.py"} & names
+
+
+PROBE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from numba.core import event
+
+compiled = []
+
+
+class Count(event.Listener):
+    def on_start(self, ev):
+        compiled.append(1)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Count())
+import flocksim
+
+assert flocksim.__file__.startswith(sys.argv[1]), flocksim.__file__
+from flocksim.neighbors.query import _cell
+
+assert _cell(5, 3) == 2
+print(len(compiled))
+"""
+
+
+def _install_copy(root: Path) -> Path:
+    """The package's sources copied to ``root`` (another install of the same version)."""
+    import shutil
+
+    shutil.copytree(PACKAGE, root / "flocksim", ignore=shutil.ignore_patterns("__pycache__", "static"))
+    return root
+
+
+def test_one_compile_serves_every_install_of_the_same_sources(tmp_path):
+    """Two installs of the same sources in different folders (a checkout and a wheel's venv): a
+    kernel compiled by the first loads from the cache in the second, with the user's
+    NUMBA_CACHE_DIR and with flocksim's own folder alike (numba alone keys its cache on the
+    install's folder and compiled again)."""
+    import os
+    import subprocess
+    import sys
+
+    first, second = _install_copy(tmp_path / "a"), _install_copy(tmp_path / "b")
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    for where in ({"NUMBA_CACHE_DIR": str(tmp_path / "user")}, {"XDG_CACHE_HOME": str(tmp_path / "xdg")}):
+
+        def compiles(root: Path, where: dict = where) -> int:
+            done = subprocess.run(
+                [sys.executable, str(script), str(root)], env={**env, **where}, capture_output=True, text=True
+            )
+            assert done.returncode == 0, done.stderr
+            return int(done.stdout.split()[-1])
+
+        assert compiles(first) >= 1  # an empty cache
+        assert compiles(first) == 0
+        assert compiles(second) == 0, where

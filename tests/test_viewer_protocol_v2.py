@@ -99,8 +99,8 @@ def test_python_frames_read_the_same_in_javascript(tmp_path):
         assert len(data) == frame_size(py.n, py.dim, py.layout, n_agents=py.n_agents, sections=sections)
         if py.bank is None:
             assert js["bank"] is None
-        else:  # the same radians from the same codes (float32 in the page)
-            np.testing.assert_allclose(js["bank"], py.bank, rtol=0, atol=2e-7)
+        else:  # the same radians from the same codes
+            np.testing.assert_allclose(js["bank"], py.bank, rtol=1e-15, atol=0)
         np.testing.assert_allclose(np.reshape(js["positions"], (py.n, py.dim)), py.positions, rtol=1e-6, atol=1e-9)
         heads = np.reshape(js["headings"], (py.n, py.dim)).astype(np.float64)
         if py.layout == "q16" and py.dim == 2:  # components x 127: normalized by the reader's user

@@ -8,7 +8,15 @@ module that uses numba and every flocksim module those import, transitively
 (a kernel calls functions and freezes constants from them). An edit to any of
 them starts a fresh cache; an edit elsewhere (the command line, the viewer, the
 docs) keeps it, and so does a reinstall of the same version. A user's
-NUMBA_CACHE_DIR wins.
+NUMBA_CACHE_DIR wins: flocksim's kernels then go to a folder ``flocksim-DIGEST``
+inside it, keyed the same way.
+
+numba files a function's cache under a hash of the absolute folder of its source
+file, so the same kernels installed twice (a checkout and a wheel's venv) were
+compiled twice. :class:`PackageCacheLocator` files flocksim's kernels under their
+folder inside the package instead (``kernels/``, ``neighbors/``, ...): one compile
+serves every install of the same sources on a machine (numba's own source stamp is
+the file's content hash, and each entry is keyed on the CPU it was compiled for).
 """
 
 from __future__ import annotations
@@ -62,12 +70,61 @@ def source_digest(package_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
+PACKAGE_DIR = Path(__file__).resolve().parent
+_package_folder: str | None = None
+"""Where flocksim's kernels are cached (set by :func:`configure`; None: numba's own choice)."""
+
+
+def package_subpath(py_file: str, package_dir: Path = PACKAGE_DIR) -> str | None:
+    """The cache subfolder of the kernels defined in ``py_file``: its folder inside the package
+    (``flocksim/kernels``), the same for every install; None for a file outside the package."""
+    try:
+        relative = Path(py_file).resolve().relative_to(package_dir)
+    except ValueError:
+        return None
+    return str(Path("flocksim", *relative.parent.parts))
+
+
+def _register_locator(folder: str) -> None:
+    """File flocksim's kernels under ``folder``, by their place in the package (numba's locator
+    classes are tried in order: this one first, for flocksim's files only)."""
+    global _package_folder
+    _package_folder = folder
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)  # _CacheImpl before 0.61
+    UserProvidedCacheLocator = getattr(caching, "UserProvidedCacheLocator", None) or getattr(
+        caching, "_UserProvidedCacheLocator", None
+    )
+    if impl is None or UserProvidedCacheLocator is None:  # a numba without these: its own locations
+        return
+
+    class PackageCacheLocator(UserProvidedCacheLocator):
+        """numba's user-folder locator, keyed on the file's place in the package, not on disk."""
+
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            self._cache_path = os.path.join(_package_folder, package_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if _package_folder is None or package_subpath(py_file) is None:
+                return None
+            return super(UserProvidedCacheLocator, cls).from_function(py_func, py_file)
+
+    locators = impl._locator_classes
+    locators[:] = [c for c in locators if c.__name__ != "PackageCacheLocator"]
+    locators.insert(0, PackageCacheLocator)
+
+
 def configure() -> None:
-    if os.environ.get("NUMBA_CACHE_DIR"):
+    user_folder = os.environ.get("NUMBA_CACHE_DIR")
+    if user_folder:
+        _register_locator(os.path.join(user_folder, f"flocksim-{source_digest(PACKAGE_DIR)}"))
         return
     import numba
 
-    package_dir = Path(__file__).resolve().parent
+    package_dir = PACKAGE_DIR
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "flocksim" / "numba"
     folder = base / source_digest(package_dir)
     try:
@@ -78,3 +135,4 @@ def configure() -> None:
     except OSError:
         return  # read-only home: numba falls back to its own locations
     numba.config.CACHE_DIR = str(folder)
+    _register_locator(str(folder))

@@ -87,8 +87,10 @@ def fit(
 
     Example: flocksim fit flock.csv --preset vicsek --prior vicsek.eta=0.5:4 -o fit.json --plot fit.png
 
-    The result (fit.json) gives each parameter's posterior mean, median and 95 % interval, the statistics
-    compared, the distances, the simulations spent and where it all came from.
+    The result (fit.json) gives each parameter's posterior mean, median and 95 % interval, its width
+    against the prior's (a warning when the data cannot tell the parameter or it piles against a prior
+    bound, and when too few particles carry the interval), the statistics compared, the distances, the
+    simulations spent and where it all came from.
 
     Needs the fit extra (and the plot extra for --plot): pip install 'flocksim\\[fit]'
     """
@@ -154,13 +156,18 @@ def fit(
     except KilledWorker as exc:
         fail(f"a simulation's Dask workers kept dying ({one_line(exc)}); nothing was written: run the fit again")
         return
+    told = result.identifiability()
     for key, summary in result.parameters.items():
         lo, hi = summary["ci95"]
         out.print(
-            f"{key}: median {summary['median']:.4g}, mean {summary['mean']:.4g}, 95 % interval [{lo:.4g}, {hi:.4g}]",
+            f"{key}: median {summary['median']:.4g}, mean {summary['mean']:.4g}, 95 % interval [{lo:.4g}, {hi:.4g}], "
+            f"{told[key]['width_ratio']:.2f} of the prior's width",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
+    for line in result.warnings():  # too few particles for a 95 % interval; a parameter the data cannot tell
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     for line in describe_assumed(result.provenance.get("assumed", {})):
         out.print(
             line,

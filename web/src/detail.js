@@ -279,7 +279,7 @@ export function thinned(frame, stride, keep) {
   const positions = new frame.positions.constructor(m * dim);
   const headings = new frame.headings.constructor(m * dim);
   const kept = new Uint8Array(m);
-  const bank = frame.bank ? new Float32Array(m) : null;
+  const bank = frame.bank ? new frame.bank.constructor(m) : null;
   for (let k = 0; k < m; k++) {
     const i = picked[k];
     if (bank) bank[k] = frame.bank[i];

@@ -181,8 +181,12 @@ export class EntityLayer {
     if (density) copyInto(attrs.iDensity, density.subarray(0, count));
     // banked birds (the frame's bank section, agents only): each rolls about its heading
     const banked = frame.bank && start < frame.nAgents;
-    if (banked) copyInto(attrs.iBank, frame.bank.subarray(start, Math.min(end, frame.nAgents)));
-    else if (this.banked) copyInto(attrs.iBank, new Float32Array(count)); // level again
+    if (banked) {
+      const stop = Math.min(end, frame.nAgents);
+      const radians = attrs.iBank.array;
+      for (let i = start; i < stop; i++) radians[i - start] = frame.bank[i] * frame.bankStep;
+      copyInto(attrs.iBank, radians.subarray(0, stop - start));
+    } else if (this.banked) copyInto(attrs.iBank, new Float32Array(count)); // level again
     this.banked = Boolean(banked);
     this.geometry.instanceCount = count;
     const u = this.material.uniforms;

@@ -6,8 +6,8 @@
  * every section but the 3D q16 headings is a typed-array view on the frame's ArrayBuffer (no
  * copy); those are two octahedral bytes per entry on the wire, decoded here to unit vectors.
  * Frames of birds that bank (3D banked flight) end with a bank section, flagged in the header's
- * `sections` field (offset 20): its range (float64 [rad]), then a 4-bit code per agent, decoded
- * here to radians.
+ * `sections` field (offset 20): its range (float64 [rad]), then a 4-bit code per agent, unpacked
+ * here to one int8 code per agent (bank = code x bankStep; a byte a bird in the replay buffer).
  *
  * @module protocol
  */
@@ -64,9 +64,10 @@ export const STATUS_FIELDS = ["polarization", "mean_neighbors", "caught", "remai
  *   from the octahedral bytes) or components x 127 (q16 in 2D, normalize after reading)
  * @property {Uint8Array} flags n flag bytes
  * @property {Float64Array} status status values, STATUS_FIELDS order
- * @property {Float32Array|null} bank nAgents bank angles [rad] (positive: rolled toward the side
- *   heading x up), null when the frame has no bank section (level birds)
- * @property {number} bankRange the bank section's range [rad] (codes +-7), 0 without one
+ * @property {Int8Array|Float32Array|null} bank nAgents bank codes: the bank [rad] is code x bankStep
+ *   (positive: rolled toward the side heading x up); fractional in an interpolated replay frame;
+ *   null when the frame has no bank section (level birds)
+ * @property {number} bankStep radians per code (the section's range / 7), 0 without one
  */
 
 const pad8 = (x) => Math.ceil(x / 8) * 8;
@@ -119,30 +120,29 @@ export function readFrame(buf) {
   const flags = new Uint8Array(buf, oFlags, n);
   const status = new Float64Array(buf, oStatus, nStatus);
   let bank = null;
-  let bankRange = 0;
+  let bankStep = 0;
   if (sections & SECTION_BANK) {
-    bankRange = v.getFloat64(oBank, true);
-    if (!(bankRange > 0 && bankRange <= Math.PI)) throw new Error(`bad bank range ${bankRange}`);
-    bank = decodeBanks(new Uint8Array(buf, oBank + 8, (nAgents + 1) >> 1), nAgents, bankRange);
+    const range = v.getFloat64(oBank, true);
+    if (!(range > 0 && range <= Math.PI)) throw new Error(`bad bank range ${range}`);
+    bank = unpackBankCodes(new Uint8Array(buf, oBank + 8, (nAgents + 1) >> 1), nAgents);
+    bankStep = range / BANK_LEVELS;
   }
-  return { layout, dim, n, nAgents, frameIndex, step, time, bboxMin, bboxMax, positions, headings, flags, status, bank, bankRange };
+  return { layout, dim, n, nAgents, frameIndex, step, time, bboxMin, bboxMax, positions, headings, flags, status, bank, bankStep };
 }
 
 /**
- * Bank angles [rad] of a bank section's codes: 4 bits each, two's complement, agent 2k in the low
- * half of byte k and 2k + 1 in the high half; bank = code x range / 7.
+ * The codes of a bank section: 4 bits each, two's complement, agent 2k in the low half of byte k
+ * and 2k + 1 in the high half.
  *
  * @param {Uint8Array} packed
  * @param {number} n agents
- * @param {number} range [rad]
- * @returns {Float32Array}
+ * @returns {Int8Array} n codes (-8..7; -8 is never written)
  */
-export function decodeBanks(packed, n, range) {
-  const out = new Float32Array(n);
-  const step = range / BANK_LEVELS;
+export function unpackBankCodes(packed, n) {
+  const out = new Int8Array(n);
   for (let i = 0; i < n; i++) {
     const nibble = (packed[i >> 1] >> ((i & 1) << 2)) & 15;
-    out[i] = (nibble >= 8 ? nibble - 16 : nibble) * step;
+    out[i] = nibble >= 8 ? nibble - 16 : nibble;
   }
   return out;
 }
@@ -155,7 +155,7 @@ export function decodeBanks(packed, n, range) {
  * @returns {number}
  */
 export function bankAt(frame, i) {
-  return frame.bank ? frame.bank[i] : 0;
+  return frame.bank ? frame.bank[i] * frame.bankStep : 0;
 }
 
 /**

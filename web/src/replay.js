@@ -165,7 +165,7 @@ export function interpolateFrames(a, b, f, period = null) {
     }
   }
   let bank = nearer.bank ?? null;
-  if (a.bank && b.bank) {
+  if (a.bank && b.bank && a.bankStep === b.bankStep) {
     bank = new Float32Array(a.nAgents);
     for (let i = 0; i < a.nAgents; i++) bank[i] = a.bank[i] + (b.bank[i] - a.bank[i]) * f;
   }

@@ -10,7 +10,7 @@ import {
   VERSION,
   agentCentroid,
   bankAt,
-  decodeBanks,
+  unpackBankCodes,
   decodeOctahedral,
   extraRange,
   meanHeading,
@@ -182,11 +182,12 @@ test("a bank section: its range, then 4-bit codes, read within half a code", () 
     const plain = writeFrame({ ...sample, layout });
     assert.equal(buf.byteLength, plain.byteLength + 16); // the range, then 3 agents in 2 bytes padded to 8
     const f = readFrame(buf);
-    assert.ok(f.bank instanceof Float32Array);
+    assert.ok(f.bank instanceof Int8Array);
     assert.equal(f.bank.length, f.nAgents); // agents only: the predator and target have none
-    assert.equal(f.bankRange, Math.PI / 3);
+    assert.equal(f.bankStep, Math.PI / 3 / 7);
     // -25 degrees: -2.92 -> code -3 -> -25.71 degrees
-    assert.deepEqual(Array.from(f.bank, (b) => Math.round((b / deg) * 1e4) / 1e4), [60, -25.7143, 0]);
+    assert.deepEqual(Array.from(f.bank), [7, -3, 0]);
+    assert.deepEqual([0, 1, 2].map((i) => Math.round((bankAt(f, i) / deg) * 1e4) / 1e4), [60, -25.7143, 0]);
     bank.forEach((b, i) => assert.ok(Math.abs(bankAt(f, i) - b) <= (60 * deg) / 14 + 1e-6, `agent ${i}`));
     assert.deepEqual(Array.from(f.flags), sample.flags); // the other sections are where they were
     assert.deepEqual(Array.from(f.status), sample.status);
@@ -194,8 +195,7 @@ test("a bank section: its range, then 4-bit codes, read within half a code", () 
     assert.equal(bankAt(readFrame(plain), 0), 0);
   }
   // the nibbles: low half first, two's complement
-  const codes = Array.from(decodeBanks(new Uint8Array([0xc7, 0x09]), 3, 7), (x) => Math.round(x));
-  assert.deepEqual(codes, [7, -4, -7]);
+  assert.deepEqual(Array.from(unpackBankCodes(new Uint8Array([0xc7, 0x09]), 3)), [7, -4, -7]);
   // a reader must know every sections bit (it cannot tell the length otherwise), and the length
   assert.throws(() => readFrame(writeFrame({ ...sample, bank, sections: 3 })), /unknown sections/);
   assert.throws(() => readFrame(writeFrame({ ...sample, sections: 1 })), /frame length/);
@@ -213,13 +213,16 @@ test("thinned and replayed frames keep their birds' banks", () => {
   };
   const f = readFrame(writeFrame(many));
   // 0, 12, 24, 36, 48, 60 degrees -> codes 0, 1.4 -> 1, 2.8 -> 3, 4.2 -> 4, 5.6 -> 6, 7 (x 60 / 7 degrees)
-  assert.deepEqual(Array.from(f.bank, (b) => Math.round(b / deg)), [0, 9, 26, 34, 51, 60]);
+  assert.deepEqual(Array.from(f.bank), [0, 1, 3, 4, 6, 7]);
+  assert.deepEqual([0, 1, 2, 3, 4, 5].map((i) => Math.round(bankAt(f, i) / deg)), [0, 9, 26, 34, 51, 60]);
   const t = thinned(f, 4, FLAG_SELECTED); // rows 0, 3 (selected) and 4
-  assert.deepEqual(Array.from(t.bank), [f.bank[0], f.bank[3], f.bank[4]]);
+  assert.deepEqual(Array.from(t.bank), [0, 4, 6]);
+  assert.equal(t.bankStep, f.bankStep);
   assert.equal(thinned(f, 1, FLAG_SELECTED).bank, f.bank);
   const g = readFrame(writeFrame({ ...many, bank: many.bank.map((b) => -b) }));
   const mid = interpolateFrames(f, g, 0.5);
   assert.deepEqual(Array.from(mid.bank), [0, 0, 0, 0, 0, 0]);
   const quarter = interpolateFrames(f, g, 0.25);
   Array.from(quarter.bank).forEach((b, i) => assert.ok(Math.abs(b - f.bank[i] / 2) < 1e-6));
+  assert.ok(Math.abs(bankAt(quarter, 5) - bankAt(f, 5) / 2) < 1e-6);
 });

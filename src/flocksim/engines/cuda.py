@@ -230,6 +230,9 @@ class CudaEngine:
     def quantized_agents(self, state: FlockState, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return cuda_frames.quantized_agents(self._arrays(state), lo, hi)
 
+    def quantized_banks(self, state: FlockState, bank_range: float) -> np.ndarray:
+        return cuda_frames.quantized_banks(self._arrays(state), bank_range)
+
     def state_is_finite(self, state: FlockState) -> bool:
         return cuda_frames.all_finite(self._arrays(state))
 

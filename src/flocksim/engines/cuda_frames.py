@@ -5,6 +5,8 @@
   uint16 positions over a given box and two int8 per heading (octahedral in 3D), exactly as
   :func:`flocksim.viewer.protocol.encode_frame` quantizes them on the host (2 bytes per axis
   and 2 per heading copied instead of 16 per axis);
+- :func:`quantized_banks`: the bank section's codes of the alive agents' banks (``spin[:, 0]``),
+  one byte per agent copied instead of the spins' 24;
 - :func:`all_finite`: whether positions and velocities hold no NaN or inf (one int64 copied);
 - :func:`heading_sum`: the sum of the alive agents' unit headings, for the polarization;
 - :func:`nearest_rows`: the k alive agents nearest a point (the selected bird's neighbours).
@@ -28,6 +30,7 @@ from flocksim.space import displacement
 
 Q16_STEPS = 65535  # = flocksim.viewer.protocol.Q16_STEPS (checked by the tests)
 HEADING_SCALE = 127  # = flocksim.viewer.protocol.HEADING_SCALE
+BANK_LEVELS = 7  # = flocksim.viewer.protocol.BANK_LEVELS
 
 
 @device
@@ -50,6 +53,16 @@ def _quantize(position, velocity, alive, slot, dim, lo, scale, qpos, qhead):
             v = clip(rint(hy * 127.0), -127.0, 127.0)
         qhead[2 * slot[i]] = np.int8(u)
         qhead[2 * slot[i] + 1] = np.int8(v)
+
+
+def _quantize_bank(spin, alive, slot, scale, qbank):
+    i = cuda.grid(1)
+    if i < spin.shape[0] and alive[i]:
+        b = spin[i, 0]
+        code = 0.0
+        if math.isfinite(b):
+            code = clip(rint(b * scale), -7.0, 7.0)
+        qbank[slot[i]] = np.int8(code)
 
 
 def _nonfinite(position, velocity, flag):
@@ -83,6 +96,7 @@ def _chunk_heading_sums(velocity, alive, dim, out):
 
 
 quantize = kernel(_quantize)
+quantize_bank = kernel(_quantize_bank)
 nonfinite = kernel(_nonfinite)
 chunk_heading_sums = kernel(_chunk_heading_sums)
 
@@ -105,6 +119,16 @@ def quantized_agents(d: Any, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray
     quantize.launch(d.n, d.position, d.velocity, d.alive, slot, d.dim, cuda.to_device(np.ascontiguousarray(lo)),
                     cuda.to_device(scale), qpos, qhead)  # fmt: skip
     return qpos[:count].copy_to_host(), qhead[: 2 * d.n_alive].copy_to_host()
+
+
+def quantized_banks(d: Any, bank_range: float) -> np.ndarray:
+    """(n_alive,) int8 bank codes in stable-id order, as :func:`flocksim.viewer.protocol.quantize_bank`
+    writes them: round(spin[:, 0] x 7 / bank_range) (halves to even), clipped to -7..7, 0 where
+    not finite."""
+    slot = exclusive_scan(d.alive, d.n)
+    qbank = cuda.device_array(max(d.n_alive, 1), dtype=np.int8)
+    quantize_bank.launch(d.n, d.spin, d.alive, slot, BANK_LEVELS / bank_range, qbank)
+    return qbank[: d.n_alive].copy_to_host()
 
 
 def all_finite(d: Any) -> bool:

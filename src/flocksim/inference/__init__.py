@@ -101,6 +101,23 @@ def _in_box(params: Any, box: str) -> Any:
         raise FitError(f"--box: {box!r}: {exc}") from None
 
 
+def _check_run_box(path: Path, box: tuple[float, ...]) -> None:
+    """FitError when ``path`` is a flocksim run whose periodic box is not the box the fit's runs are
+    made in (``box``; () for bounds that are not periodic): ``--box`` with the run's own fixes it."""
+    import numpy as np
+
+    from flocksim.io.tracks import run_box, track_kind
+
+    if track_kind(path) != "flocksim run":
+        return
+    own = run_box(path)
+    if own is None or (len(own) == len(box) and np.allclose(own, box, rtol=1e-9, atol=0.0)):
+        return
+    sides = ",".join(f"{v:.15g}" for v in own)
+    fits = f"in the box {','.join(f'{v:.15g}' for v in box)}" if box else "without a periodic box"
+    raise FitError(f"--box: {path} is a run in the periodic box {sides}, the fit's runs {fits}; allowed: --box {sides}")
+
+
 def assumed_variants(params: Any) -> dict[str, str]:
     """{dotted key: value} of the :data:`VARIANTS` of ``params``' model: the update rule a fit assumes."""
     from flocksim.config import to_dict
@@ -221,6 +238,7 @@ def fit(
         raise FitError(f"--burn-in: {burn_in!r}; allowed: a time >= 0 [s]")
     box_sides = tuple(float(v) for v in bounds.size) if bounds.kind == "periodic" else ()
     path = Path(tracks)
+    _check_run_box(path, box_sides)
     ds = open_tracks(path, fps=fps, velocity=velocity, box=",".join(f"{v!r}" for v in box_sides) if box_sides else None)
     if ds.attrs["time_unit"] != "s":
         raise FitError(f"--fps: {path} counts frames, not seconds; allowed: --fps F, the tracks' frame rate [1/s]")

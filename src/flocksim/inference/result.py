@@ -22,7 +22,8 @@ class FitResult:
     parameter's unit]; ``priors``; ``statistics``: {"observed": name -> value, "dropped": names
     undefined in the tracks}; ``distances``: tolerances per generation and the final particles'
     distances; ``simulations``; ``provenance``: flocksim version, tracks file and its sha256, seed,
-    how runs were made; ``posterior``: the final particles and weights (for plots)."""
+    how runs were made; ``posterior``: the final particles and weights (for plots). :meth:`interval`
+    says how many particles the intervals rest on, :meth:`identifiability` what the data narrowed."""
 
     parameters: dict[str, dict[str, Any]]
     priors: list[Prior]
@@ -42,6 +43,8 @@ class FitResult:
             "distances": self.distances,
             "simulations": self.simulations,
             "generations": self.generations,
+            "interval": self.interval(),
+            "identifiability": self.identifiability(),
             "posterior": {
                 "keys": [p.key for p in self.priors],
                 "samples": self.posterior.samples.tolist(),
@@ -49,6 +52,23 @@ class FitResult:
             },
             "provenance": self.provenance,
         }
+
+    def interval(self) -> dict[str, Any]:
+        """How the ``ci95`` intervals were made and whether the population can carry them:
+        :func:`interval_support`."""
+        return interval_support(self.posterior)
+
+    def identifiability(self) -> dict[str, dict[str, Any]]:
+        """Per parameter, what the data told about it: :func:`identifiability`."""
+        return identifiability(self.posterior, self.priors, self.parameters)
+
+    def warnings(self) -> list[str]:
+        """The lines a user must see: too few particles for a 95 % interval, and each parameter the
+        data cannot tell or that presses against its prior's bound (one line each)."""
+        lines = [self.interval()["warning"]] if self.interval()["warning"] else []
+        for report in self.identifiability().values():
+            lines.extend(report["warnings"])
+        return lines
 
     def write(self, path: str | Path) -> Path:
         """Write :meth:`to_dict` as JSON to ``path`` (atomically)."""
@@ -58,8 +78,99 @@ class FitResult:
         return path
 
 
+INTERVAL_METHOD = (
+    "weighted quantiles 2.5 % and 97.5 % of the last generation's particles (the weighted CDF "
+    "interpolated between the particles' midpoints; equal weights give numpy's quantile, method hazen)"
+)
+MIN_INTERVAL_PARTICLES = 100
+"""Effective particles (Kish: 1 / sum of the squared normalised weights) below which a 95 % interval
+is not told as one: each 2.5 % tail then holds fewer than 2.5 particles, and an interval's ends are
+(near) the outermost particles, whatever the posterior's tails."""
+WIDTH_RATIO_WARNING = 0.8
+"""A parameter whose 95 % interval is wider than this fraction of its prior's range: the data
+barely narrowed the prior (a posterior equal to a uniform prior gives 0.95)."""
+BOUND_ZONE = 0.05
+"""The strip along each prior bound, as a fraction of the prior's range, whose weight is counted."""
+BOUND_MASS_WARNING = 0.2
+"""More of the posterior's weight than this within :data:`BOUND_ZONE` of a prior bound: the
+posterior piles against the bound (a posterior equal to a uniform prior has 0.05 there)."""
+
+
+def effective_particles(weights: np.ndarray) -> float:
+    """Kish's effective sample size of ``weights``: 1 / sum(w^2) of the normalised weights (the
+    number of particles for equal weights, 1 for all the weight on one)."""
+    w = np.asarray(weights, dtype=np.float64)
+    w = w / np.sum(w)
+    return float(1.0 / np.sum(w * w))
+
+
+def interval_support(posterior: Posterior) -> dict[str, Any]:
+    """``method`` (:data:`INTERVAL_METHOD`); ``particles`` (of weight > 0) and ``effective_particles``
+    of the last generation; ``enough``: at least :data:`MIN_INTERVAL_PARTICLES` effective
+    particles; ``warning``: one line when not enough (None when enough)."""
+    w = posterior.weights
+    particles = int(np.count_nonzero(w > 0))
+    effective = effective_particles(w)
+    enough = effective >= MIN_INTERVAL_PARTICLES
+    warning = None
+    if not enough:
+        warning = (
+            f"warning: the 95 % intervals rest on {particles} particles ({effective:.0f} effective), too few for "
+            f"95 % to mean 95 % (at least {MIN_INTERVAL_PARTICLES} effective): their ends are at or near the "
+            "outermost particles; a larger --simulations gives more (a generation has an eighth of it)"
+        )
+    return {
+        "method": INTERVAL_METHOD,
+        "particles": particles,
+        "effective_particles": effective,
+        "min_effective_particles": MIN_INTERVAL_PARTICLES,
+        "enough": enough,
+        "warning": warning,
+    }
+
+
+def identifiability(
+    posterior: Posterior, priors: list[Prior], parameters: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Per parameter: ``width_ratio``, the 95 % interval's width (``parameters[key]["ci95"]``) over
+    the prior's; ``mass_near_low`` / ``mass_near_high``, the posterior weight within
+    :data:`BOUND_ZONE` of the prior's range from each bound; ``warnings``: a line when the ratio is
+    above :data:`WIDTH_RATIO_WARNING` (the data cannot tell the parameter) and one per bound holding
+    more than :data:`BOUND_MASS_WARNING` of the weight (the posterior piles against it)."""
+    w = posterior.weights / np.sum(posterior.weights)
+    out: dict[str, dict[str, Any]] = {}
+    for i, prior in enumerate(priors):
+        x = posterior.samples[:, i]
+        span = prior.high - prior.low
+        lo, hi = parameters[prior.key]["ci95"]
+        ratio = float((hi - lo) / span)
+        near_low = float(np.sum(w[x <= prior.low + BOUND_ZONE * span]))
+        near_high = float(np.sum(w[x >= prior.high - BOUND_ZONE * span]))
+        warnings = []
+        if ratio > WIDTH_RATIO_WARNING:
+            warnings.append(
+                f"warning: the data cannot tell {prior.key}: its 95 % interval [{lo:.4g}, {hi:.4g}] is {ratio:.2f} "
+                f"of the prior's width [{prior.low:g}, {prior.high:g}] (the posterior is about the prior)"
+            )
+        for mass, side, bound in ((near_low, "lower", prior.low), (near_high, "upper", prior.high)):
+            if mass > BOUND_MASS_WARNING:
+                warnings.append(
+                    f"warning: {prior.key} piles against the prior's {side} bound {bound:g}: {mass:.0%} of the "
+                    f"posterior's weight is within {BOUND_ZONE:.0%} of the prior's range of it (the truth may lie "
+                    "beyond the prior, or the model may not reach the tracks there)"
+                )
+        out[prior.key] = {
+            "width_ratio": ratio,
+            "mass_near_low": near_low,
+            "mass_near_high": near_high,
+            "warnings": warnings,
+        }
+    return out
+
+
 def summarize_posterior(posterior: Posterior, priors: list[Prior]) -> dict[str, dict[str, Any]]:
-    """Per parameter: weighted mean, median and central 95 % interval of the final generation."""
+    """Per parameter: weighted mean, median and central 95 % interval (the 2.5 % and 97.5 %
+    :func:`~flocksim.inference.smc.weighted_quantile`) of the final generation."""
     out: dict[str, dict[str, Any]] = {}
     for i, prior in enumerate(priors):
         x, w = posterior.samples[:, i], posterior.weights

@@ -307,9 +307,20 @@ def run_abc(
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
-    """The ``q`` quantile (0..1) of ``values`` with ``weights`` (interpolated weighted CDF)."""
-    order = np.argsort(values)
-    v, w = values[order], weights[order]
-    cdf = np.cumsum(w) - 0.5 * w
-    cdf /= np.sum(w)
+    """The ``q`` quantile (0..1) of ``values`` with ``weights`` (>= 0, not all 0): the weighted CDF
+    interpolated between the particles' midpoints, each particle sitting at the middle of its own
+    weight (the particle at cumulative weight ``c`` before it and weight ``w``: at ``(c + w/2) / sum``).
+    Equal weights give numpy's ``quantile(..., method="hazen")``; a ``q`` below the first midpoint
+    (above the last) gives the smallest (largest) value. Particles of zero weight are left out, so
+    all the weight on one particle gives that particle for every ``q``."""
+    values = np.asarray(values, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    if values.shape != weights.shape or values.ndim != 1 or not np.all(weights >= 0) or not np.sum(weights) > 0:
+        raise ValueError("weighted_quantile: one weight >= 0 per value, not all 0")
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"weighted_quantile: q = {q!r}; allowed: 0 to 1")
+    kept = weights > 0
+    order = np.argsort(values[kept], kind="stable")
+    v, w = values[kept][order], weights[kept][order]
+    cdf = (np.cumsum(w) - 0.5 * w) / np.sum(w)
     return float(np.interp(q, cdf, v))
