@@ -82,6 +82,15 @@ class Strict(BaseModel):
             raise ConfigError(f"{self._where}{name}: {READ_ONLY}")
         mark_keys(self, self._where)  # a block assigned whole learns its key
 
+    def __eq__(self, other: object) -> bool:
+        """Equal parameters: the same block type and the same values; where a block sits and
+        whether it is locked (its private bookkeeping) do not count."""
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as pydantic's models
+
     def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
         """A copy (pydantic's), unlocked: the whole tree when ``deep``; a shallow copy shares
         its blocks with the original, so they stay as they were."""
