@@ -16,8 +16,8 @@ from flocksim.params import MODEL_NAMES, AbmFlockingParams, CouzinParams, Reynol
 from flocksim.params.errors import (  # the one-line messages live with the schema; these names stay importable here
     ConfigError,
     _allowed_text,
-    _model_type,
     describe_validation_error,
+    model_type,
 )
 
 AnyParams = ReynoldsParams | AbmFlockingParams | VicsekParams | CouzinParams
@@ -100,7 +100,7 @@ def _reject_booleans(data: Any, model: type[BaseModel], prefix: str = "") -> Non
         field = model.model_fields.get(key)
         if field is None or field.annotation is bool:
             continue
-        sub = _model_type(field.annotation)
+        sub = model_type(field.annotation)
         if sub is not None:
             _reject_booleans(value, sub, f"{prefix}{key}.")
         elif isinstance(value, bool) or (isinstance(value, list) and any(isinstance(v, bool) for v in value)):
@@ -172,6 +172,6 @@ def _known_fields(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any
     kept = {}
     for key, value in data.items():
         if key in model.model_fields:
-            sub = _model_type(model.model_fields[key].annotation)
+            sub = model_type(model.model_fields[key].annotation)
             kept[key] = _known_fields(value, sub) if sub is not None and isinstance(value, dict) else value
     return kept

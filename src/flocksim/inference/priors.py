@@ -18,7 +18,7 @@ from typing import Any
 import annotated_types
 from pydantic import BaseModel
 
-from flocksim.config import MODEL_CLASSES, AnyParams, _model_type, to_dict
+from flocksim.config import MODEL_CLASSES, AnyParams, model_type, to_dict
 
 MAX_PRIORS = 8
 """Most parameters one fit infers at once (ABC on a few hundred simulations does not go further)."""
@@ -53,10 +53,10 @@ def schema_range(params: AnyParams, key: str) -> tuple[float, float]:
             raise FitError(f"--prior {where}: unknown key of the {params.model} model; allowed keys here: {known}")
         field = model.model_fields[part]
         if depth < len(parts) - 1:
-            model = _model_type(field.annotation)
+            model = model_type(field.annotation)
     data = to_dict(params)
     value = _value_at(data, parts)
-    if _model_type(field.annotation) is not None or not _is_number(value):
+    if model_type(field.annotation) is not None or not _is_number(value):
         raise FitError(f"--prior {key}: not a number of the {params.model} model; allowed: {_fittable_hint(data)}")
     if parts[0] in FIXED_SECTIONS:
         raise FitError(f"--prior {key}: not fitted: {FIXED_SECTIONS[parts[0]]}; allowed: {_fittable_hint(data)}")

@@ -48,15 +48,16 @@ def _model_at(root: type[BaseModel], loc: list[str]) -> type[BaseModel] | None:
             continue
         if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
             return None
-        model = _model_type(model.model_fields[part].annotation)
+        model = model_type(model.model_fields[part].annotation)
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
-def _model_type(annotation: Any) -> Any:
+def model_type(annotation: Any) -> Any:
+    """The pydantic model a field's annotation holds (``Block``, ``Block | None``, ``list[Block]``), or None."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in typing.get_args(annotation):
-        found = _model_type(arg)
+        found = model_type(arg)
         if found is not None:
             return found
     return None

@@ -5,7 +5,6 @@ values). The file format is described in :mod:`flocksim.sweep.spec`."""
 from __future__ import annotations
 
 import math
-import typing
 from typing import Any, Literal
 
 import tomli_w
@@ -13,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from flocksim.config import ConfigError
 from flocksim.metrics import METRIC_NAMES
+from flocksim.params.errors import model_type
 
 STATS = ("mean", "median", "std", "min", "max", "final", "fraction-below", "fraction-above")
 SAMPLING_KINDS = ("grid", "random")
@@ -244,7 +244,7 @@ def _reject_booleans(data: Any, model: type[BaseModel], loc: list[Any]) -> None:
         field = model.model_fields.get(key)
         if field is None or field.annotation is bool or key == "values":
             continue
-        sub = _submodel(field.annotation)
+        sub = model_type(field.annotation)
         if sub is not None:
             items = value if isinstance(value, list) else [value]
             for j, item in enumerate(items):
@@ -253,16 +253,6 @@ def _reject_booleans(data: Any, model: type[BaseModel], loc: list[Any]) -> None:
             raise ConfigError(
                 f"{_loc_text([*loc, key])}: true/false is the wrong type here; {_allowed(field)}; got {value!r}"
             )
-
-
-def _submodel(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _submodel(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def _loc_text(loc: list[Any] | tuple[Any, ...]) -> str:
@@ -288,7 +278,7 @@ def _field_at(loc: list[Any]) -> Any:
         if model is None or part not in model.model_fields:
             return field if model is None else None
         field = model.model_fields[part]
-        model = _submodel(field.annotation)
+        model = model_type(field.annotation)
     return field
 
 
@@ -303,7 +293,7 @@ def describe_error(exc: ValidationError) -> str:
     key = _loc_text(loc)
     if kind == "extra_forbidden":
         parent = _field_at(loc[:-1]) if len(loc) > 1 else None
-        parent_model = _submodel(parent.annotation) if parent is not None else SweepFile
+        parent_model = model_type(parent.annotation) if parent is not None else SweepFile
         allowed = ", ".join(parent_model.model_fields) if parent_model else ""
         return f"{key}: unknown key; allowed keys here: {allowed}"
     if kind == "missing":
