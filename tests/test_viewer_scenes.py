@@ -218,7 +218,10 @@ def test_a_recording_lasts_as_long_as_asked(open_page, seconds):
     page.click("#record")
     wait(page, "flocksim.lastRecording && Number.isFinite(flocksim.lastRecording.duration)", 60_000)
     duration = hook(page, "lastRecording")["duration"]
-    assert seconds - 0.1 <= duration <= seconds + 0.5, duration  # not shorter than asked
+    # not shorter than asked (the bug); longer by up to a second: on the 2-core machine with
+    # SwiftShader a 6 s recording gave 6.82 and 6.88 s of video in two loaded runs of the suite
+    # (within 6.5 s alone), the stop waiting on a lag that load stretches
+    assert seconds - 0.1 <= duration <= seconds + 1.0, duration
 
 
 # ---- item 4: the undersea worlds ----------------------------------------------------------------
