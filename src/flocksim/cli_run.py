@@ -252,7 +252,7 @@ def _resume_run(store, steps, every, checkpoint_every, threads, notice, from_int
     written into it."""
     from flocksim.config import validate
     from flocksim.io import TrajectoryStore, resume
-    from flocksim.io.recorder import resume_point
+    from flocksim.io.resuming import resume_point
 
     reader = TrajectoryStore.open(store)
     attrs = reader.attrs

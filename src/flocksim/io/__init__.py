@@ -13,7 +13,8 @@
 from __future__ import annotations
 
 from flocksim.io.reader import open_run, run_summary
-from flocksim.io.recorder import FRAME_METRICS, Recorder, frame_metrics, resume
+from flocksim.io.recorder import FRAME_METRICS, Recorder, frame_metrics
+from flocksim.io.resuming import resume
 from flocksim.io.store import FORMAT, FORMAT_VERSION, TrajectoryError, TrajectoryStore
 from flocksim.io.tracks import TracksError, open_tracks
 
