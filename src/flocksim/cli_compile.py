@@ -30,7 +30,7 @@ def compile_kernels(
     image, or a cluster's workers before a sweep. Lines on standard output: one to
     start, one per preset done, one every 30 s while any compiles. Exits 1 if a preset failed.
 
-    Example: flocksim compile starlings-3d boids-2d --jobs 2
+    Example: flocksim compile starlings-3d boids-2d
     """
     from flocksim.viewer.compile_ahead import CompileAheadError, compile_ahead
 
