@@ -28,9 +28,7 @@ import numpy as np
 
 
 def run(birds: int, seed: int, overrides: tuple[str, ...], seconds: float) -> dict[str, object]:
-    import numba
-
-    numba.set_num_threads(1)
+    """One run (module docstring) on the threads numba has (``main`` sets one)."""
     from flocksim.experiments.common import Condition, RunSpec, alive_pv, make_sim, sample, steps_of
     from flocksim.experiments.hallmarks import FLOCK_LINK_NND, start_at_preset_density
     from flocksim.metrics import polarization
@@ -83,6 +81,12 @@ def run(birds: int, seed: int, overrides: tuple[str, ...], seconds: float) -> di
     return out
 
 
+def _mean(values: list[float]) -> float:
+    """The mean of the values that are not NaN (NaN if none is)."""
+    known = [v for v in values if not math.isnan(v)]
+    return sum(known) / len(known) if known else math.nan
+
+
 def summary(paths: list[str]) -> None:
     groups: dict[tuple[object, object], list[dict[str, object]]] = {}
     for path in paths:
@@ -92,7 +96,7 @@ def summary(paths: list[str]) -> None:
                 groups.setdefault((row["birds"], row["overrides"]), []).append(row)
     for (birds, overrides), rows in groups.items():
         means = {
-            key: float(np.nanmean([float(r[key]) for r in rows]))
+            key: _mean([float(r[key]) for r in rows])
             for key in rows[0]
             if key not in ("birds", "seed", "overrides", "wall_s")
         }
@@ -112,6 +116,9 @@ def main(argv: list[str]) -> int:
     if argv[:1] in (["-h"], ["--help"]) or len(argv) < 3:
         print(__doc__)
         return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    import numba
+
+    numba.set_num_threads(1)
     birds, seeds, seconds = int(argv[0]), [int(s) for s in argv[1].split(",")], float(argv[2])
     for seed in seeds:
         row = run(birds, seed, tuple(argv[3:]), seconds)
