@@ -121,3 +121,30 @@ def test_bench_steady_summarises_rounds_per_tree_without_the_compiling_round(tmp
     assert summary["before"]["fastest_ms"] == 9.0 and summary["after"]["run_medians_ms"] == [11.0, 13.0, 12.1]
     assert summary["after"]["ratio_to_before"] == 1.1 and summary["before"]["ratio_to_before"] == 1.0
     assert summary["after"]["cpu_ratio_to_before"] == round(10.5 / 11.0, 4)
+
+
+TURN_ROADS = Path(__file__).resolve().parents[1] / "benchmarks" / "turn_roads.py"
+
+
+def test_turn_roads_counts_imposed_turns_against_the_preset(tmp_path, capsys):
+    """benchmarks/turn_roads.py (docs/starlings.md, collective turns on the banked preset): 30 birds of
+    starlings-3d for 6 s after the 10 s of flight; imposed turns of 90 degrees every second or so are
+    counted, the preset's slow circling is not; --summary averages the lines per road."""
+    spec = importlib.util.spec_from_file_location("turn_roads", TURN_ROADS)
+    turn_roads = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(turn_roads)
+    preset = turn_roads.run(30, 0, (), 6.0)
+    turned = turn_roads.run(
+        30, 0, ("turning.enabled=true", "turning.propagation=imposed", "turning.mean_interval=1"), 6.0
+    )
+    assert preset["turns_per_minute"] == 0.0 and turned["turns_per_minute"] >= 10.0
+    assert 0.0 < turned["polarization_min"] <= turned["polarization"] <= 1.0
+    assert preset["birds"] == 30 and preset["overrides"] == "" and preset["speed_fluctuation"] > 0.0
+    lines = tmp_path / "runs.jsonl"
+    lines.write_text("".join(json.dumps(row) + "\n" for row in (preset, turned, preset)), encoding="utf-8")
+    assert turn_roads.main(["--summary", str(lines)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and out[0].startswith("30 birds [preset], 2 seeds: turns_per_minute 0,")
+    assert out[1].startswith(
+        "30 birds [turning.enabled=true turning.propagation=imposed turning.mean_interval=1], 1 seeds"
+    )

@@ -248,6 +248,27 @@ def test_nearest_neighbor_distances_periodic_minimum_image(dim, n):
     assert (got <= np.linalg.norm(sizes) / 2 + 1e-12).all()
 
 
+@pytest.mark.parametrize("kind", ["open", "periodic"])
+@pytest.mark.parametrize("dim", [2, 3])
+def test_nearest_neighbor_distances_same_bits_from_tree_and_grid(monkeypatch, kind, dim):
+    """The k-d tree (small flocks) and the grid search (large flocks) pick the same neighbour by the
+    kernels' squared distance, the lower index on a tie: a lattice (every agent has several nearest
+    at one distance) and a cloud."""
+    import flocksim.metrics.neighbors as nbm
+
+    sizes = [12.0, 10.0, 8.0][:dim]
+    space = make_space(kind, sizes)
+    lattice = np.stack(np.meshgrid(*[np.arange(0.0, s, 1.0) for s in sizes], indexing="ij"), -1).reshape(-1, dim)
+    cloud = np.random.default_rng(dim).uniform(0.0, 8.0, (700, dim))
+    for pos in (lattice + 0.25, cloud):
+        tree = nearest_neighbor_distances(pos, space)
+        monkeypatch.setattr(nbm, "KD_TREE_MOST", 0)
+        grid = nearest_neighbor_distances(pos, space)
+        monkeypatch.setattr(nbm, "KD_TREE_MOST", 10**9)
+        assert tree.tobytes() == grid.tobytes()
+        assert np.allclose(tree, brute_nnd(pos, sizes if kind == "periodic" else None), rtol=1e-12)
+
+
 def test_nearest_neighbor_distances_hand_made():
     space = make_space("periodic", [10.0, 10.0])
     pos = np.array([[0.5, 5.0], [9.0, 5.0], [5.0, 5.0]])

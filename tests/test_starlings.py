@@ -512,6 +512,37 @@ def test_turning_waves_start_at_random_times_with_the_mean_interval():
     assert 40 <= turn.waves <= 80
 
 
+def test_turning_side_roost_turns_the_flock_toward_the_roost():
+    # heading +x, centroid near (50, 50): a roost far in +y asks a counterclockwise turn (axis +z), one far
+    # in -y a clockwise one, whatever the side drawn; the generator is drawn as with side = random
+    for centre, sign in (([50.0, 900.0], 1.0), ([50.0, -900.0], -1.0)):
+        roost = {"roost": {"weight": 1.0, "center": centre, "radius": 1000.0}}
+        axes = set()
+        for seed in range(6):
+            p = params(n=40, rules=roost, turning={"enabled": True, "mean_interval": 1e6, "side": "roost"})
+            sim = Simulation(p, seed=seed)
+            sim.state.position[:] = np.random.default_rng(0).uniform(0, 100, (40, 2))
+            sim.state.velocity[:] = [5.0, 0.0]
+            turn = sim.components[0]
+            turn.start_wave(sim)
+            axes.add(turn.axis[2])
+            drawn = Simulation(
+                p.model_copy(update={"turning": p.turning.model_copy(update={"side": "random"})}), seed=seed
+            )
+            drawn.components[0].start_wave(drawn)
+            assert sim.rng.random() == drawn.rng.random()  # as many draws
+        assert axes == {sign}
+    # without a roost, side = roost is the random side: both ways occur over the seeds
+    axes = set()
+    for seed in range(6):
+        p = params(n=40, turning={"enabled": True, "mean_interval": 1e6, "side": "roost"})
+        sim = Simulation(p, seed=seed)
+        sim.state.velocity[:] = [5.0, 0.0]
+        sim.components[0].start_wave(sim)
+        axes.add(sim.components[0].axis[2])
+    assert axes == {1.0, -1.0}
+
+
 def test_turning_in_3d_is_about_a_horizontal_side():
     p = params(dim=3, n=30, turning={"enabled": True, "mean_interval": 1e6})
     sim = Simulation(p, seed=5)

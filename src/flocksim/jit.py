@@ -12,10 +12,11 @@ from typing import TypeVar
 
 import numba
 
-from flocksim import _threading
+from flocksim import _numba_inline, _threading
 from flocksim._numba_cache import configure
 
 configure()  # before any function of the package is compiled with cache=True
+_numba_inline.install()  # before any function of the package is compiled
 _threading.configure()  # before any parallel kernel starts numba's threads
 F = TypeVar("F", bound=Callable)
 

@@ -94,6 +94,17 @@ def wrap_array(position: np.ndarray, space: Space) -> np.ndarray:
     return out
 
 
+def tree_points(position: np.ndarray, space: Space) -> tuple[np.ndarray, np.ndarray | None]:
+    """Points (N, dim) and ``boxsize`` as SciPy's ``cKDTree(points, boxsize=...)`` takes them: in
+    periodic space wrapped into [0, L) with the box's sizes (distances across the edges, the minimum
+    image); elsewhere the positions as they are and None."""
+    position = np.asarray(position, dtype=np.float64)
+    if space.kind != PERIODIC:
+        return position, None
+    sizes = np.array([space.lx, space.ly, space.lz])[: position.shape[1]]
+    return wrap_array(position, space), sizes
+
+
 def displacement_array(p: np.ndarray, q: np.ndarray, space: Space) -> np.ndarray:
     """Vectorised :func:`displacement` (q - p) for broadcastable arrays of shape (..., dim)."""
     d = np.asarray(q, dtype=float) - np.asarray(p, dtype=float)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flocksim.space import PERIODIC, displacement_array
+from flocksim.space import displacement_array, tree_points
 
 if TYPE_CHECKING:
     from flocksim.host import Host
@@ -55,17 +55,13 @@ def side_vectors(velocity: np.ndarray, dim: int) -> np.ndarray:
     return side
 
 
-def _search_space(position: np.ndarray, space: Any, dim: int) -> tuple[np.ndarray, Any]:
-    """Positions as SciPy's k-d tree takes them and a tree builder: in a periodic world, wrapped
-    into the box with ``boxsize`` (distances across the edges); elsewhere as they are."""
+def _search_space(position: np.ndarray, space: Any) -> tuple[np.ndarray, Any]:
+    """Positions as SciPy's k-d tree takes them and a tree builder (periodic worlds: across the
+    edges; :func:`flocksim.space.tree_points`)."""
     from scipy.spatial import cKDTree
 
-    if space.kind != PERIODIC:
-        return position, cKDTree
-    box = np.array([space.lx, space.ly, space.lz][:dim])
-    wrapped = np.mod(position, box)
-    wrapped = np.where(wrapped >= box, 0.0, wrapped)  # np.mod can round up to the box itself
-    return wrapped, lambda points: cKDTree(points, boxsize=box)
+    points, box = tree_points(position, space)
+    return points, lambda some: cKDTree(some, boxsize=box)
 
 
 class EscapeWaves:
@@ -137,7 +133,7 @@ class EscapeWaves:
         source = self.manoeuvring(t) & earlier & waited
         if p.copy_from == 0 or len(alive) < 2 or not source[alive].any() or not free[alive].any():
             return
-        position, tree_of = _search_space(sim.state.position[alive], sim.model.space, self.dim)
+        position, tree_of = _search_space(sim.state.position[alive], sim.model.space)
         # only a free bird within reach of a source can copy: search the others no further
         sources = np.flatnonzero(source[alive])
         watchers = np.flatnonzero(free[alive])

@@ -9,7 +9,12 @@ When a wave starts at time t0, from the living birds:
 - mean heading H (normalised sum of unit headings) and centroid C;
 - a lateral direction u perpendicular to H, on a side drawn at random: in 2D
   u = +-(H rotated by 90 degrees); in 3D +-(H x up) normalised, up = +y,
-  i.e. a horizontal side (a vertical H falls back to +-(H x x));
+  i.e. a horizontal side (a vertical H falls back to +-(H x x)); with
+  ``turning.side = "roost"`` and an active roost (``rules.roost.weight`` > 0)
+  the side is instead the one with -u . (R - C) > 0, R the roost's centre
+  (3D: horizontally), so that the inward turn heads the flock toward the
+  roost (a centre straight ahead or behind keeps the drawn side); the draw is
+  made either way, so the waiting times do not depend on the option;
 - the edge bird: the largest (p - C) . u; the initiators: it and its
   ``initiators - 1`` nearest birds (lowest row on a tie);
 - the turn axis n = H x (-u) normalised: rotating H about n turns it inward,
@@ -134,8 +139,10 @@ class SpontaneousTurning:
         norm = np.linalg.norm(heading)
         heading = heading / norm if norm > 0 else np.array([1.0, 0.0, 0.0])
         side = 1.0 if sim.rng.random() < 0.5 else -1.0
-        u = side * lateral_direction(heading, self.dim)
         centroid = p3.mean(axis=0)
+        lateral = lateral_direction(heading, self.dim)
+        side = self.roost_side(sim, centroid, lateral, side)
+        u = side * lateral
         edge = int(np.argmax((p3 - centroid) @ u))
         d = np.linalg.norm(p3 - p3[edge], axis=1)
         k = min(self.params.initiators, len(alive))
@@ -153,6 +160,21 @@ class SpontaneousTurning:
         self.initiators = alive[initiators]
         self.wave_end = t + float(delay[np.isfinite(delay)].max()) + self.duration
         self.waves += 1
+
+    def roost_side(self, sim: Host, centroid: np.ndarray, lateral: np.ndarray, drawn: float) -> float:
+        """The side (+-1 along ``lateral``) a turn starts on: ``drawn``, or with ``side = "roost"`` and an
+        active roost the one whose inward turn (toward -side x lateral) heads toward the roost's centre."""
+        if self.params.side != "roost":
+            return drawn
+        roost = sim.params.rules.roost
+        if roost.weight <= 0.0:
+            return drawn
+        toward = np.zeros(3)
+        toward[: self.dim] = np.asarray(roost.center, dtype=np.float64)[: self.dim] - centroid[: self.dim]
+        if self.dim == 3:
+            toward[1] = 0.0  # horizontally (up = +y)
+        along = float(lateral @ toward)
+        return drawn if along == 0.0 else (-1.0 if along > 0.0 else 1.0)
 
 
 def lateral_direction(heading: np.ndarray, dim: int) -> np.ndarray:

@@ -119,10 +119,11 @@ def _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, pl
 
 @device
 def _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs,
-               shifts, hits, sums, plane):  # fmt: skip
+               shifts, hits, sums, plane, rescan):  # fmt: skip
     """Add agent j to the sums of the agents in slots s0..s1 (a stripe, layers l0..l1) that have it
     within the radius; returns how many they are. ``plane``: a constant, so that each of its two
-    inlined copies is compiled for its case.
+    inlined copies is compiled for its case; ``rescan``: the case's :func:`_rescan_plane` or
+    :func:`_rescan_full`, passed as a function so that only that one is compiled.
 
     The hits are added in two loops: alignment and cohesion for all, then separation for those
     within its radius, gathered branch-free in the first loop (a branch on the separation radius
@@ -142,29 +143,37 @@ def _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, d
         for u in range(close):
             _add_neighbor(hits[tid, u], sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, True, False)
         return m
-    _rescan(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, dim, space, radius2, c, sums, plane)
+    rescan(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, dim, space, radius2, c, sums)
     return m
 
 
 @block_device
-def _rescan(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, dim, space, radius2, c, sums, plane):
+def _rescan_plane(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, dim, space, radius2, c, sums):
     """:func:`_add_agent` when agent j has more hits than the scratch holds: scan its block again,
-    branching (rare: a call, so that this path is compiled once, not inlined in every kernel; one
-    loop per ``plane`` case, so that the per-pair code is that of the inlined path)."""
+    branching, with the :data:`PLANE_COLUMNS` (rare: a call, so that this path is compiled once, not
+    inlined in every kernel; a function per case, so that a run compiles the one it uses and its
+    per-pair code is that of the inlined path)."""
     for q in range(nruns):
         for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
             if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
-                if plane:
-                    _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, True, True, True)
-                else:
-                    _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, False, True, True)
+                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, True, True, True)
+
+
+@block_device
+def _rescan_full(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, dim, space, radius2, c, sums):
+    """:func:`_rescan_plane` with all :data:`SUM_COLUMNS`."""
+    for q in range(nruns):
+        for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
+            if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
+                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, False, True, True)
 
 
 @device
 def _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts, hits,
-                 stripes, sums, plane):  # fmt: skip
+                 stripes, sums, plane, rescan):  # fmt: skip
     """Stripe t of :func:`neighbor_sums`: zero its slots' sums, then add every agent j to those of
-    its slots that have j within the radius; returns the pairs summed. ``plane``: a constant."""
+    its slots that have j within the radius; returns the pairs summed. ``plane``: a constant;
+    ``rescan``: its case's rescan (:func:`_add_agent`)."""
     s0 = stripes[t]
     s1 = stripes[t + 1]
     for s in range(s0, s1):
@@ -176,7 +185,7 @@ def _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, rad
     pairs = 0
     for j in range(cell.shape[0]):
         pairs += _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2,
-                            velocity, c, runs, shifts, hits, sums, plane)  # fmt: skip
+                            velocity, c, runs, shifts, hits, sums, plane, rescan)  # fmt: skip
     return pairs
 
 
@@ -185,7 +194,7 @@ def _stripe_sums_plane(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, spac
                        hits, stripes, sums):  # fmt: skip
     """:func:`_stripe_sums` with the :data:`PLANE_COLUMNS` only."""
     return _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
-                        hits, stripes, sums, True)  # fmt: skip
+                        hits, stripes, sums, True, _rescan_plane)  # fmt: skip
 
 
 @serial_kernel
@@ -193,7 +202,7 @@ def _stripe_sums_full(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space
                       hits, stripes, sums):  # fmt: skip
     """:func:`_stripe_sums` with all :data:`SUM_COLUMNS`."""
     return _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
-                        hits, stripes, sums, False)  # fmt: skip
+                        hits, stripes, sums, False, _rescan_full)  # fmt: skip
 
 
 @numba.njit(parallel=True, cache=True)

@@ -72,8 +72,10 @@ class SpontaneousTurning(Strict):
     due while the previous wave still runs waits for its end) the bird farthest
     out on a random lateral side of the flock (relative to its mean heading;
     3D: a horizontal side, up = +y) and its nearest ``initiators - 1`` birds
-    start turning inward. With ``propagation = "imposed"`` every other bird
-    starts the same turn after a delay = its distance from that edge bird /
+    start turning inward (with ``side = "roost"`` and an active roost, the side
+    from which the inward turn heads the flock toward the roost's centre). With
+    ``propagation = "imposed"`` every other bird starts the same turn after a
+    delay = its distance from that edge bird /
     (signal_speed x max_speed); every turning bird turns about the same axis at
     ``turn_rate_deg`` until it has turned ``angle_deg``; the steering rules keep
     acting. Those start times are imposed, not emergent. With ``propagation =
@@ -89,6 +91,11 @@ class SpontaneousTurning(Strict):
     initiators: int = quantity(10, "agents", "Birds on the lateral edge that start a turn", ge=1, le=1_000_000)
     signal_speed: float = quantity(
         2.5, "x agents.max_speed", "Speed at which the start of the turn spreads from the edge", gt=0.0, le=1e6
+    )
+    side: Literal["random", "roost"] = choice(
+        "random",
+        "Which lateral side a turn starts on: random (either side, even odds) | roost (the side that turns the "
+        "flock toward the centre of an active rules.roost, horizontally; random without one).",
     )
     propagation: Literal["imposed", "emergent"] = choice(
         "imposed",
