@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any
 
@@ -92,10 +93,9 @@ class Simulation:
         self._params: AnyParams = params
         self.seed = params.seed
         self.model = make_model(params)
-        # one line on stderr when a kernel of this simulation compiles (flocksim.compile_notice)
-        self._notice = CompileNotice(describe(params, self.model), self._compile_estimate)
-        self._preset_name: str | None = None
         self.engine = make_engine(engine, self.model, threads=threads, max_pairs=max_pairs)
+        # one line on stderr when a kernel of this simulation compiles (flocksim.compile_notice)
+        self._notice = CompileNotice(describe(params, self.model), self._compile_estimate(None))
         self.rng = np.random.default_rng(self.seed)
         self.state = self.model.initial_state(self.rng)
         self.check_neighbor_budget()
@@ -287,7 +287,7 @@ class Simulation:
         """Call this simulation ``name`` (a preset's name) when its kernels compile: in the line on
         standard error, whose estimate is then that preset's measured figure, and in the viewer's
         ``compiling`` messages (:mod:`flocksim.compile_notice`)."""
-        self._notice.what, self._preset_name = name, name
+        self._notice.what, self._notice.estimate_s = name, self._compile_estimate(name)
 
     def warm_up(self, name: str | None = None) -> float:
         """Compile (or load from cache) the engine's kernels by stepping a copy of the
@@ -303,11 +303,16 @@ class Simulation:
             self.engine.step(self.state.copy(), self.dt)
         return time.perf_counter() - started
 
-    def _compile_estimate(self) -> float | None:
-        """Seconds a cold compile of this simulation's kernels takes, as measured (None: unknown)."""
+    def _compile_estimate(self, name: str | None) -> Callable[[], float | None] | None:
+        """For the notice: a function giving the seconds a cold compile of this simulation's kernels
+        takes, as measured for preset ``name`` or these parameters (None: unknown), called only when
+        one compiles. It holds the parameters and the model, not this simulation: a bound method
+        here made a reference cycle (simulation -> notice -> method -> simulation), so a simulation
+        that was dropped stayed in memory until Python's cyclic collector ran, which an idle viewer
+        server may not do for a long time (docs/reliability.md, "Soak: mixed use")."""
         if self.engine.name != "cpu":  # measured on the CPU engine only
             return None
-        return compile_estimate(self.params, self._preset_name, self.model)
+        return functools.partial(compile_estimate, self._params, name, self.model)
 
     @property
     def caught(self) -> int:

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import ipaddress
 import json
 import logging
 from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -208,6 +210,9 @@ class ViewerServer:
         self.static_dir = STATIC_DIR if static_dir is None else Path(static_dir)
         self.sessions: set[ViewerSession] = set()
         self.connections = 0
+        # one thread for giving memory back when connections end: the event loop's own pool kept
+        # a thread for each connection that ended at the same time as others
+        self._memory = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flocksim-memory")
         self.presets = preset_list()
         self.schemas = model_schemas()
         self.hello = json.dumps(
@@ -319,7 +324,17 @@ class ViewerServer:
             self.sessions.discard(session)
             self.connections -= 1
             await session.close()
-            await asyncio.get_running_loop().run_in_executor(None, release_free_memory)  # its pages back
+            # its pages back to the system; the last client's leaving also collects cycles (below)
+            await asyncio.get_running_loop().run_in_executor(self._memory, self._release, self.connections == 0)
+
+    def _release(self, idle: bool) -> None:
+        """After a connection ended (on the server's memory thread): when it was the last one,
+        collect Python's reference cycles first (numpy arrays do not count towards the cyclic
+        collector's thresholds, so a large flock held by a cycle could stay for as long as the
+        server is idle); then hand the pages malloc holds free back to the system."""
+        if idle:
+            gc.collect()
+        release_free_memory()
 
     async def _start(
         self, session: ViewerSession, link: _Link, params: AnyParams, preset: str | None, problem: str | None

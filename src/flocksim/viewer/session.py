@@ -158,6 +158,7 @@ class ViewerSession(SessionControls):
         self._neighbors: tuple[int, float, float] | None = None  # (generation, time, mean)
         self._neighbor_cost = 0.0  # [s] of the last neighbour search
         self._tasks: list[asyncio.Task] = []
+        self._jobs: set[asyncio.Future] = set()  # on the worker and the packer, until done
         self._inbox: asyncio.Queue[str | bytes | bytearray | memoryview] = asyncio.Queue(MAX_QUEUED_MESSAGES)
         self._dropped = 0  # messages dropped since the last notice
         self._game = GameFeed()  # Flappy Boids: rock meshes and status sent before each frame
@@ -202,15 +203,20 @@ class ViewerSession(SessionControls):
 
     async def close(self) -> None:
         """:meth:`stop`, then wait until the stepping and frame tasks and the worker thread have
-        ended (the job in flight, at most one step, finishes first)."""
+        ended (the job in flight, at most one step, finishes first). It waits on the jobs
+        themselves, not in a thread of the event loop's pool: a thread parked there to wait for a
+        step stayed in the pool after the client left (a server's threads grew with the number of
+        clients that left at once; docs/reliability.md, "Soak: mixed use")."""
         self.stop()
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self._executor.shutdown, True)
-        await loop.run_in_executor(None, self._packer.shutdown, True)
+        jobs = list(self._jobs)
+        if jobs:  # the one in flight on each thread (stop() cancelled those queued behind it)
+            await asyncio.wait(jobs)
+        self._executor.shutdown(wait=True)  # their threads end as soon as that job is done
+        self._packer.shutdown(wait=True)
 
     # ------------------------------------------------------------------ messages
 
@@ -383,7 +389,8 @@ class ViewerSession(SessionControls):
             try:
                 captured = await self._work(self._capture)
                 # packed beside the next step (the worker steps on): it reads only the copies
-                frame = await asyncio.get_running_loop().run_in_executor(self._packer, pack_frame, captured.parts)
+                packing = asyncio.get_running_loop().run_in_executor(self._packer, pack_frame, captured.parts)
+                frame = await self._tracked(packing)
             except Exception as exc:
                 if self.closed:
                     return
@@ -424,8 +431,13 @@ class ViewerSession(SessionControls):
         """Run ``fn(*args)`` on the session's worker thread, after the jobs already queued."""
         if self.closed:
             raise ControlError("session: closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, fn, *args)
+        return await self._tracked(asyncio.get_running_loop().run_in_executor(self._executor, fn, *args))
+
+    def _tracked(self, job: asyncio.Future[T]) -> asyncio.Future[T]:
+        """``job`` (on the worker or the packer), kept in ``_jobs`` until it is done: :meth:`close` waits for it."""
+        self._jobs.add(job)
+        job.add_done_callback(self._jobs.discard)
+        return job
 
     async def _send(self, message: str | bytes) -> None:
         async with self._io:
