@@ -3,6 +3,7 @@ and the code it compiles is the same as with numba's own copying."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -95,3 +96,63 @@ def test_install_is_idempotent():
     import flocksim.jit  # noqa: F401  (installs it)
 
     assert _numba_inline.install() is _numba_inline.installed()
+
+
+CUDA_PROBE = """
+import json, re
+from numba import cuda, float64, int64, void
+from numba.cuda.core import ir
+from flocksim import _numba_inline
+from flocksim.neighbors.pairs import knn_insert_keyed
+from flocksim.space import displacement, make_space
+
+installed = _numba_inline.install_cuda()
+copies = [0]
+var_deepcopy = ir.Var.__deepcopy__
+
+
+def counting(self, memo):
+    copies[0] += 1
+    return var_deepcopy(self, memo)
+
+
+ir.Var.__deepcopy__ = counting
+
+
+def nearest(xs, ys, zs, space, k, rs, rk, rd):
+    i = cuda.grid(1)
+    if i < xs.shape[0]:
+        m = 0
+        for j in range(xs.shape[0]):
+            dx, dy, dz = displacement(xs[i], ys[i], zs[i], xs[j], ys[j], zs[j], space)
+            if j != i:
+                m = knn_insert_keyed(rs, rk, rd, i, m, k, j, j, dx * dx + dy * dy + dz * dz)
+
+
+import numba
+space = numba.typeof(make_space("periodic", [1.0, 1.0, 1.0]))
+sig = void(float64[:], float64[:], float64[:], space, int64, int64[:, :], int64[:, :], float64[:, :])
+ptx, _ = cuda.compile_ptx(nearest, sig, cc=(9, 0))
+print(json.dumps({"installed": installed, "var_copies": copies[0], "ptx": re.sub(r"_ZN\\\\w+", "_Z", ptx)}))
+"""
+
+
+NO_NUMBA_CUDA = importlib.util.find_spec("numba_cuda") is None
+
+
+@pytest.mark.skipif(NO_NUMBA_CUDA, reason="numba-cuda is not installed (flocksim[cuda])")
+def test_numba_cudas_inliner_too_with_the_same_ptx(tmp_path):
+    """numba-cuda's own copy of the inliner (GPU kernels): the same PTX, far fewer copies."""
+    runs = {}
+    for inliner in (None, "numba"):
+        env = {k: v for k, v in os.environ.items() if k != _numba_inline.ENV_VARIABLE}
+        env.update({"NUMBA_ENABLE_CUDASIM": "0", "NUMBA_CACHE_DIR": str(tmp_path / f"cache-{inliner}")})
+        if inliner is not None:
+            env[_numba_inline.ENV_VARIABLE] = inliner
+        done = subprocess.run([sys.executable, "-c", CUDA_PROBE], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs[inliner] = json.loads(done.stdout.strip().splitlines()[-1])
+    shared, plain = runs[None], runs["numba"]
+    assert shared["installed"] and not plain["installed"]
+    assert shared["ptx"] == plain["ptx"] and ".entry" in shared["ptx"]
+    assert shared["var_copies"] * 5 < plain["var_copies"]

@@ -14,9 +14,10 @@ The IR that results is the one numba builds (every block's copy of the scope com
 the inliner uses only the first), so the compiled code is the same, instruction for instruction
 (tests/test_numba_inline.py compares the LLVM IR of kernels compiled with and without it).
 
-It relies on numba's private inliner (``InlineWorker.inline_ir``) and on ``ir.Block`` having no
-deep copy of its own; with a numba where either differs, or with ``FLOCKSIM_NUMBA_INLINER=numba``
-in the environment, numba's own copying is left as it is.
+numba-cuda carries its own copy of the inliner, with the same copying, for GPU kernels:
+:func:`install_cuda` treats it alike. Both rely on the private inliner (``InlineWorker.inline_ir``)
+and on ``ir.Block`` having no deep copy of its own; with a version where either differs, or with
+``FLOCKSIM_NUMBA_INLINER=numba`` in the environment, the copying is left as it is.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ ENV_VARIABLE = "FLOCKSIM_NUMBA_INLINER"
 
 _state = threading.local()
 _installed = False
+_installed_cuda = False
 
 
 def install() -> bool:
@@ -39,26 +41,45 @@ def install() -> bool:
     Idempotent; does nothing (and returns False) with ``FLOCKSIM_NUMBA_INLINER=numba`` or a numba
     whose inliner is not the one this was measured on."""
     global _installed
-    if _installed:
-        return True
-    if os.environ.get(ENV_VARIABLE, "").strip().lower() == "numba":
-        return False
-    try:
-        from numba.core import inline_closurecall, ir
-    except ImportError:  # pragma: no cover - numba without the module
-        return False
-    worker = getattr(inline_closurecall, "InlineWorker", None)
-    if worker is None or not callable(getattr(worker, "inline_ir", None)) or "__deepcopy__" in vars(ir.Block):
-        return False
-    worker.inline_ir = _sharing_memos(worker.inline_ir)
-    ir.Block.__deepcopy__ = _block_deepcopy
-    _installed = True
-    return True
+    if not _installed and _wanted():
+        try:
+            from numba.core import inline_closurecall, ir
+        except ImportError:  # pragma: no cover - numba without the module
+            return False
+        _installed = _patch(inline_closurecall, ir)
+    return _installed
+
+
+def install_cuda() -> bool:
+    """The same for numba-cuda's own copy of the inliner (``numba.cuda.core``), which compiles the
+    GPU kernels; called where flocksim first imports numba-cuda (it is not imported otherwise).
+    True if it now copies once per inlining."""
+    global _installed_cuda
+    if not _installed_cuda and _wanted():
+        try:
+            from numba.cuda.core import inline_closurecall, ir
+        except ImportError:  # numba-cuda not installed, or without its own inliner
+            return False
+        _installed_cuda = _patch(inline_closurecall, ir)
+    return _installed_cuda
 
 
 def installed() -> bool:
     """Whether :func:`install` has changed numba's inliner in this process."""
     return _installed
+
+
+def _wanted() -> bool:
+    return os.environ.get(ENV_VARIABLE, "").strip().lower() != "numba"
+
+
+def _patch(inline_closurecall, ir) -> bool:
+    worker = getattr(inline_closurecall, "InlineWorker", None)
+    if worker is None or not callable(getattr(worker, "inline_ir", None)) or "__deepcopy__" in vars(ir.Block):
+        return False
+    worker.inline_ir = _sharing_memos(worker.inline_ir)
+    ir.Block.__deepcopy__ = _block_deepcopy
+    return True
 
 
 def _sharing_memos(inline_ir):

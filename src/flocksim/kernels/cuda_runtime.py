@@ -14,6 +14,7 @@ from typing import Any
 
 import numba
 
+from flocksim import _numba_inline
 from flocksim.kernels.compile import python_twin
 
 BLOCK = 128
@@ -74,6 +75,7 @@ def kernel(fn: Callable) -> Any:
     in the simulator the kernel and everything it calls run as their :func:`python_twin`."""
     from numba import cuda
 
+    _numba_inline.install_cuda()  # before numba-cuda compiles anything (flocksim/_numba_inline.py)
     return _LazyKernel(fn, cuda)
 
 
