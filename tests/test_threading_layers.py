@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -73,6 +74,53 @@ def test_a_user_choice_of_layer_is_kept(monkeypatch):
         assert numba.config.THREADING_LAYER_PRIORITY == ["workqueue", "omp", "tbb"]
         monkeypatch.delenv("NUMBA_THREADING_LAYER")
         _threading.configure()
-        assert numba.config.THREADING_LAYER_PRIORITY == _threading.LAYER_PRIORITY
+        assert _threading.layer_priority() == numba.config.THREADING_LAYER_PRIORITY
     finally:
         numba.config.THREADING_LAYER_PRIORITY = before
+
+
+def test_one_cpu_puts_omp_first_and_a_cgroup_quota_counts(tmp_path):
+    assert _threading.layer_priority(2) == ["tbb", "omp", "workqueue"]
+    assert _threading.layer_priority(1) == ["omp", "tbb", "workqueue"]
+    assert _threading.layer_priority(1.5) == ["omp", "tbb", "workqueue"]  # oneTBB rounds a quota down
+    assert _threading._cgroup_cpu_quota(tmp_path) is None  # no cgroup files: no quota
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert _threading._cgroup_cpu_quota(tmp_path) is None
+    (tmp_path / "cpu.max").write_text("150000 100000\n")
+    assert _threading._cgroup_cpu_quota(tmp_path) == 1.5
+    (tmp_path / "cpu.max").unlink()
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert _threading._cgroup_cpu_quota(tmp_path) is None
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("100000\n")
+    assert _threading._cgroup_cpu_quota(tmp_path) == 1.0
+
+
+VIEWER_ON_ONE_CPU = """
+import json, warnings
+warnings.simplefilter("ignore")
+import numba
+from starlette.testclient import TestClient
+from flocksim.viewer.server import create_app
+
+app = create_app(preset="boids-2d", overrides=["agents.n=60"], sps=60)
+with TestClient(app) as client:
+    with client.websocket_connect("/ws?protocol=2&preset=boids-2d") as ws:
+        ws.send_text(json.dumps({"type": "next"}))
+        while not ws.receive().get("bytes"):
+            pass
+print(numba.threading_layer(), flush=True)
+"""
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None or not hasattr(os, "sched_getaffinity"), reason="needs taskset")
+def test_the_viewer_exits_on_one_cpu():
+    """The server steps on worker threads; on one CPU, with tbb, the process hung at exit in
+    numba's unload_tbb after its last line (oneTBB starts no worker there)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_THREADING_LAYER")}
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    done = subprocess.run(["taskset", "-c", str(cpu), sys.executable, "-c", VIEWER_ON_ONE_CPU], env=env,
+                          capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-1] == "omp"

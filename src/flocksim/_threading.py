@@ -8,6 +8,13 @@ oneTBB (numba's ``tbb`` layer) steals work instead: a thread that runs takes the
 that does not. flocksim therefore prefers tbb, installed with it (the ``tbb`` wheel, pinned),
 then omp, then numba's own workqueue (docs/benchmarks.md, "Busy machines", has the figures).
 
+With fewer than two CPUs to run on (an affinity mask such as ``taskset -c 0``, or a container's
+CPU quota), oneTBB starts no worker thread, and a process whose parallel kernels were first
+launched from a thread other than the main one (the viewer's server steps on worker threads)
+hangs at exit in numba's ``unload_tbb`` (numba issue 10556, oneTBB issue 2056; seen with
+``flocksim serve``'s app under ``taskset -c 1``). Work stealing has nothing to steal from on one
+CPU, so there omp comes first.
+
 The ``tbb`` wheel puts ``libtbb.so.12`` in the environment's ``lib/`` folder, where numba's
 ``tbbpool`` extension does not look in a pip virtual environment; it is loaded here first.
 A user's ``NUMBA_THREADING_LAYER`` (or ``NUMBA_THREADING_LAYER_PRIORITY``) wins.
@@ -23,6 +30,7 @@ from pathlib import Path
 import numba
 
 LAYER_PRIORITY = ["tbb", "omp", "workqueue"]
+ONE_CPU_LAYER_PRIORITY = ["omp", "tbb", "workqueue"]
 TBB_LIBRARY = "libtbb.so.12"
 
 
@@ -45,7 +53,39 @@ def configure() -> None:
     preload_tbb()  # numba falls back along the priority where tbb is missing
     if os.environ.get("NUMBA_THREADING_LAYER") or os.environ.get("NUMBA_THREADING_LAYER_PRIORITY"):
         return
-    numba.config.THREADING_LAYER_PRIORITY = LAYER_PRIORITY
+    numba.config.THREADING_LAYER_PRIORITY = layer_priority()
+
+
+def layer_priority(cpus: float | None = None) -> list[str]:
+    """numba's threading layers in flocksim's order of preference for ``cpus`` usable CPUs
+    (default: :func:`usable_cpus`): omp first below two (module docstring), tbb first otherwise."""
+    cpus = usable_cpus() if cpus is None else cpus
+    return list(ONE_CPU_LAYER_PRIORITY if cpus < 2 else LAYER_PRIORITY)
+
+
+def usable_cpus() -> float:
+    """CPUs this process may run on: its affinity mask, capped by a cgroup CPU quota (v2's
+    ``cpu.max`` or v1's ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``) where one is set."""
+    try:
+        cpus: float = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    quota = _cgroup_cpu_quota()
+    return min(cpus, quota) if quota is not None else cpus
+
+
+def _cgroup_cpu_quota(root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    try:
+        limit, period = (root / "cpu.max").read_text().split()[:2]
+        return None if limit == "max" else int(limit) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        limit = int((root / "cpu" / "cpu.cfs_quota_us").read_text())
+        period = int((root / "cpu" / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return limit / period if limit > 0 and period > 0 else None
 
 
 def layer_in_use() -> str:
