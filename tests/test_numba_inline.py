@@ -13,15 +13,7 @@ import pytest
 
 from flocksim import _numba_inline
 
-PROBE = """
-import json, re, sys
-from numba.core import ir
-import flocksim.jit  # installs the shared memos unless FLOCKSIM_NUMBA_INLINER=numba
-from flocksim import _numba_inline
-import numba
-from flocksim.neighbors.pairs import knn_insert_keyed
-from flocksim.space import displacement
-
+COUNT_VARIABLE_COPIES = """
 copies = [0]
 var_deepcopy = ir.Var.__deepcopy__
 
@@ -32,6 +24,22 @@ def counting(self, memo):
 
 
 ir.Var.__deepcopy__ = counting
+"""
+"""Counts the deep copies of IR variables (``ir``: numba's or numba-cuda's IR module) in ``copies[0]``."""
+
+PROBE = (
+    """
+import json, re, sys
+from numba.core import ir
+import flocksim.jit  # installs the shared memos unless FLOCKSIM_NUMBA_INLINER=numba
+from flocksim import _numba_inline
+import numba
+from flocksim.neighbors.pairs import knn_insert_keyed
+from flocksim.space import displacement
+
+"""
+    + COUNT_VARIABLE_COPIES
+    + """
 
 
 @numba.njit(nogil=True, error_model="numpy", _nrt=False)  # a serial kernel, not cached
@@ -61,6 +69,7 @@ llvm = re.sub(r"_ZN\\w+", "_Z", llvm)  # mangled names carry a per-process tag
 print(json.dumps({"installed": _numba_inline.installed(), "var_copies": copies[0], "llvm": llvm,
                   "rk": rk.tolist(), "rd": rd.tolist()}))
 """
+)
 
 
 def _probe(tmp_path, inliner: str | None) -> dict:
@@ -98,7 +107,8 @@ def test_install_is_idempotent():
     assert _numba_inline.install() is _numba_inline.installed()
 
 
-CUDA_PROBE = """
+CUDA_PROBE = (
+    """
 import json, re
 from numba import cuda, float64, int64, void
 from numba.cuda.core import ir
@@ -107,16 +117,9 @@ from flocksim.neighbors.pairs import knn_insert_keyed
 from flocksim.space import displacement, make_space
 
 installed = _numba_inline.install_cuda()
-copies = [0]
-var_deepcopy = ir.Var.__deepcopy__
-
-
-def counting(self, memo):
-    copies[0] += 1
-    return var_deepcopy(self, memo)
-
-
-ir.Var.__deepcopy__ = counting
+"""
+    + COUNT_VARIABLE_COPIES
+    + """
 
 
 def nearest(xs, ys, zs, space, k, rs, rk, rd):
@@ -135,6 +138,7 @@ sig = void(float64[:], float64[:], float64[:], space, int64, int64[:, :], int64[
 ptx, _ = cuda.compile_ptx(nearest, sig, cc=(9, 0))
 print(json.dumps({"installed": installed, "var_copies": copies[0], "ptx": re.sub(r"_ZN\\\\w+", "_Z", ptx)}))
 """
+)
 
 
 NO_NUMBA_CUDA = importlib.util.find_spec("numba_cuda") is None
