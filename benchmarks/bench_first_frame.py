@@ -59,7 +59,7 @@ def one_run(preset: str, cache: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--preset", default="starlings-3d")
+    parser.add_argument("--preset", default="starlings-3d", help="scene served and measured (default starlings-3d)")
     parser.add_argument("--warm", action="store_true", help="also a second run with the cache the first filled")
     parser.add_argument("-o", "--output", help="also write the JSON to this file")
     args = parser.parse_args()
