@@ -86,12 +86,14 @@ def run(birds: int, seed: int, overrides: tuple[str, ...], seconds: float) -> di
 
 
 def wave_spreads(sim, since: float) -> dict[str, float]:
-    """The spontaneous turns started at or after ``since`` [s]: how many, the mean fraction of the
-    birds each turned, and the median signal speed [m/s] over those with one (NaN without)."""
+    """The spontaneous turns started at or after ``since`` [s] and ended: how many, the mean fraction
+    of the birds each turned, and the median signal speed [m/s] over those with one (NaN without)."""
     turning = next((c for c in sim.components if c.name == "turning"), None)
     if turning is None:
         return {"waves": 0, "wave_reach_fraction": math.nan, "signal_speed_m_s": math.nan}
-    rows = np.vstack([turning.spread, [turning.began, *turning.wave_spread()]])
+    rows = turning.spread
+    if turning.waves and sim.time >= turning.wave_end:  # the last wave, if it has ended
+        rows = np.vstack([rows, [turning.began, *turning.wave_spread()]])
     rows = rows[rows[:, 0] >= since]
     speeds = rows[np.isfinite(rows[:, 2]), 2]
     return {
