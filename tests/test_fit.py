@@ -425,6 +425,14 @@ def test_an_interval_from_too_few_particles_says_so():
     assert not interval_support(_posterior(np.linspace(1.0, 3.0, 200), uneven))["enough"]
 
 
+def test_the_plots_band_is_called_95_percent_only_when_the_particles_carry_it():
+    from flocksim.inference.result import band_label, interval_support
+
+    assert band_label(interval_support(_posterior(np.linspace(1.0, 3.0, 200))), 1.05, 2.95) == "95 % [1.05, 2.95]"
+    few = band_label(interval_support(_posterior(np.linspace(1.0, 3.0, 25))), 1.05, 2.95)
+    assert "95 % [" not in few and few.endswith("of 25 effective particles: too few for 95 %")
+
+
 def test_cli_tells_the_intervals_support_and_what_the_data_cannot_tell(small_tracks, tmp_path, monkeypatch):
     """fit.json and the command line: the width against the prior's on each parameter's line, and a
     warning line for too few particles and for a parameter the data cannot tell; none for a narrow

@@ -211,7 +211,7 @@ def plot_fit(result: FitResult, output: str | Path) -> Path:
         ax.axhline(1.0 / (prior.high - prior.low), color="grey", linestyle=":", label="prior")
         ax.axvline(summary["median"], color="black", label=f"median {summary['median']:.3g}")
         lo, hi = summary["ci95"]
-        ax.axvspan(lo, hi, color="#c0392b", alpha=0.15, label=f"95 % [{lo:.3g}, {hi:.3g}]")
+        ax.axvspan(lo, hi, color="#c0392b", alpha=0.15, label=band_label(result.interval(), lo, hi))
         ax.set_xlim(prior.low, prior.high)
         ax.set_xlabel(prior.key)
         ax.set_ylabel("density")
@@ -222,6 +222,15 @@ def plot_fit(result: FitResult, output: str | Path) -> Path:
     with atomic_path(output) as tmp:
         figure.savefig(tmp, format=output.suffix.lower()[1:])
     return output
+
+
+def band_label(support: dict[str, Any], lo: float, hi: float) -> str:
+    """The legend of the plot's interval band: "95 % [lo, hi]" only when :func:`interval_support`
+    finds enough particles to carry it, else the quantiles and the few particles they rest on."""
+    if support["enough"]:
+        return f"95 % [{lo:.3g}, {hi:.3g}]"
+    effective = support["effective_particles"]
+    return f"2.5-97.5 % quantiles [{lo:.3g}, {hi:.3g}] of {effective:.0f} effective particles: too few for 95 %"
 
 
 def finite(value: float) -> float | None:
