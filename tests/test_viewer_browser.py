@@ -177,6 +177,26 @@ def test_basic_and_expert_changes_reach_the_server(open_page):
     wait(page, "flocksim.frame.nAgents === 120 && flocksim.status.remaining === 120")
 
 
+def test_leaving_expert_after_a_2d_3d_round_trip_restores_the_basic_values(open_page):
+    """Expert opened in 3D, two changes, 2D and back, Basic: the 3D mode's values as Expert found
+    them. Before, a switch made what the mode showed on return the new starting point, and
+    separation 2.5 and detail.enabled stayed."""
+    page = open_page(query("starlings-3d-reference", "agents.n=150"))
+    basic = hook(page, "params")
+    page.click("#tab-expert")
+    page.evaluate("flocksim.send({type: 'set', changes: {'rules.separation.weight': 2.5, 'detail.enabled': true}})")
+    wait(page, "flocksim.params.rules.separation.weight === 2.5 && flocksim.params.detail.enabled === true")
+    page.click("#mode-2d")
+    wait(page, "flocksim.dim === 2 && flocksim.frame?.dim === 2")
+    page.click("#mode-3d")
+    wait(page, "flocksim.dim === 3 && flocksim.frame?.dim === 3")
+    assert hook(page, "params")["rules"]["separation"]["weight"] == 2.5  # the 3D mode as it was left
+    page.click("#tab-basic")
+    separation = basic["rules"]["separation"]["weight"]
+    wait(page, f"flocksim.params.rules.separation.weight === {separation} && flocksim.params.detail.enabled === false")
+    assert page.locator("#basic-w-separation").input_value() == str(separation).removesuffix(".0")
+
+
 def test_invalid_value_shows_an_error(open_page):
     page = open_page(query("starlings-2d-reference", "agents.n=150"))
     page.click("#tab-expert")
