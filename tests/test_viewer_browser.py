@@ -476,6 +476,38 @@ def test_compiling_kernels_is_announced(open_page):
     page.locator("#overlay").wait_for(state="hidden", timeout=WAIT_MS)
 
 
+def test_the_scene_list_shows_the_starting_scene_before_its_first_params(browser, server_url):
+    """While the first simulation is built (a cold compile: minutes), the scene list shows the
+    scene the page asked for. Here the page's socket passes the ``hello`` but holds back
+    ``params`` and frames, as a compile does. Before, the list showed its first entry,
+    "abm-flocking-large (2D, 400)", while starlings-3d compiled."""
+    page = browser.new_page(viewport=VIEWPORT)
+    held = []
+
+    def route(ws) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(lambda message: server.send(message))
+
+        def from_server(message) -> None:
+            if isinstance(message, str) and not message.startswith('{"type": "params"'):
+                ws.send(message)
+            else:
+                held.append(message)
+
+        server.on_message(from_server)
+
+    page.route_web_socket(re.compile(r"/ws"), route)
+    try:
+        page.goto(server_url + full_detail(query("starlings-3d-reference")))
+        wait(page, "window.flocksim && flocksim.connected && document.getElementById('preset').options.length > 5")
+        wait(page, "document.getElementById('legend').children.length > 0")
+        assert hook(page, "params") is None  # no params reached the page
+        text = page.evaluate("document.getElementById('preset').selectedOptions[0]?.textContent")
+        assert text == "starlings-3d-reference (3D, 500)", text
+    finally:
+        page.close()
+
+
 def test_2d_3d_switch_keeps_each_modes_world_after_a_change(open_page):
     """starlings-3d-reference, a Basic change, 2D: starlings-2d-reference's 960 x 540 box (not the 3D ellipsoid cut
     down); back to 3D: the 3D world and the change made there."""

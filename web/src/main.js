@@ -182,6 +182,9 @@ class App extends AppControls {
         el("option", { value: p.name, title: p.description, text: `${p.name} (${p.dim}D, ${p.n})` }),
       ),
     );
+    // the scene this connection starts on, while its first simulation is built (a cold compile)
+    if (msg.scene?.name) this.showScene({ preset: msg.scene.name, origin: msg.scene.name, modified: msg.scene.modified });
+    this.buildLegend(this.sceneOf({ origin: msg.scene?.name, dim: 0 }).agent);
     if (!this.compiling) this.showOverlay(null);
   }
 
