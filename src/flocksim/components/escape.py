@@ -64,6 +64,42 @@ def _search_space(position: np.ndarray, space: Any) -> tuple[np.ndarray, Any]:
     return points, lambda some: cKDTree(some, boxsize=box)
 
 
+def copied_from(
+    sim: Host, source: np.ndarray, free: np.ndarray, copy_from: int, reach: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which ``free`` birds copy a ``source`` bird (both (N,) masks over rows; only living birds take
+    part): a free bird copies when one of its ``copy_from`` nearest living birds within ``reach`` is a
+    source, the nearest such one. Returns the copying rows and, for each, the row it copies. SciPy's
+    k-d tree (periodic worlds: across the edges), searched only for the free birds within ``reach`` of
+    a source; no random numbers."""
+    none = np.zeros(0, dtype=np.int64)
+    alive = np.flatnonzero(sim.state.alive)
+    if copy_from == 0 or len(alive) < 2 or not source[alive].any() or not free[alive].any():
+        return none, none
+    position, tree_of = _search_space(sim.state.position[alive], sim.model.space)
+    # only a free bird within reach of a source can copy: search the others no further
+    sources = np.flatnonzero(source[alive])
+    watchers = np.flatnonzero(free[alive])
+    gap, _ = tree_of(position[sources]).query(position[watchers], k=1, distance_upper_bound=reach)
+    watchers = watchers[np.isfinite(gap)]
+    if len(watchers) == 0:
+        return none, none
+    k = min(copy_from, len(alive) - 1)
+    _, found = tree_of(position).query(position[watchers], k=k + 1, distance_upper_bound=reach)
+    found = np.asarray(found).reshape(len(watchers), k + 1)
+    missing = len(alive)  # SciPy's index for "none within reach"
+    found = np.where(found == watchers[:, None], missing, found)  # the bird itself is no neighbour
+    order = np.argsort(found == missing, axis=1, kind="stable")[:, :k]  # nearest first, misses last
+    nearest = np.take_along_axis(found, order, axis=1)
+    valid = nearest < missing
+    neighbour = alive[np.where(valid, nearest, 0)]
+    copying = valid & source[neighbour]  # (watchers, k): nearest first
+    starts = copying.any(axis=1)
+    if not starts.any():
+        return none, none
+    return alive[watchers[starts]], neighbour[starts, np.argmax(copying[starts], axis=1)]
+
+
 class EscapeWaves:
     """The escape manoeuvres of a banked flock (module docstring). ``start`` (N,) holds each bird's
     latest start time [s] (-inf: never), ``first_side`` (N,) its side (+1 or -1) at that start;
@@ -127,35 +163,12 @@ class EscapeWaves:
 
     def _copy(self, sim: Host, free: np.ndarray, t: float) -> None:
         p = self.params
-        alive = np.flatnonzero(sim.state.alive)
         earlier = self.start < t - 0.5 * sim.dt  # started in an earlier step
         waited = t - self.start >= p.latency - 1e-9 * max(sim.dt, p.latency)
         source = self.manoeuvring(t) & earlier & waited
-        if p.copy_from == 0 or len(alive) < 2 or not source[alive].any() or not free[alive].any():
-            return
-        position, tree_of = _search_space(sim.state.position[alive], sim.model.space)
-        # only a free bird within reach of a source can copy: search the others no further
-        sources = np.flatnonzero(source[alive])
-        watchers = np.flatnonzero(free[alive])
-        gap, _ = tree_of(position[sources]).query(position[watchers], k=1, distance_upper_bound=p.reach)
-        watchers = watchers[np.isfinite(gap)]
-        if len(watchers) == 0:
-            return
-        k = min(p.copy_from, len(alive) - 1)
-        _, found = tree_of(position).query(position[watchers], k=k + 1, distance_upper_bound=p.reach)
-        found = np.asarray(found).reshape(len(watchers), k + 1)
-        missing = len(alive)  # SciPy's index for "none within reach"
-        found = np.where(found == watchers[:, None], missing, found)  # the bird itself is no neighbour
-        order = np.argsort(found == missing, axis=1, kind="stable")[:, :k]  # nearest first, misses last
-        nearest = np.take_along_axis(found, order, axis=1)
-        valid = nearest < missing
-        neighbour = alive[np.where(valid, nearest, 0)]
-        copying = valid & source[neighbour]  # (watchers, k): nearest first
-        starts = copying.any(axis=1)
-        if not starts.any():
-            return
-        model = neighbour[starts, np.argmax(copying[starts], axis=1)]
-        self.begin(alive[watchers[starts]], self.first_side[model], t)
+        copiers, models = copied_from(sim, source, free, p.copy_from, p.reach)
+        if len(copiers):
+            self.begin(copiers, self.first_side[models], t)
 
     # ------------------------------------------------------------------ the step
     def before_step(self, sim: Host) -> None:
