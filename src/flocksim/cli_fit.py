@@ -159,9 +159,14 @@ def fit(
     told = result.identifiability()
     for key, summary in result.parameters.items():
         lo, hi = summary["ci95"]
+        moves = told[key]["sensitivity"]
+        seen = ""
+        if moves:
+            best = max(moves, key=moves.__getitem__)
+            seen = f"; across the prior {best} moves {moves[best]:.2g} of its scatter"
         out.print(
             f"{key}: median {summary['median']:.4g}, mean {summary['mean']:.4g}, 95 % interval [{lo:.4g}, {hi:.4g}], "
-            f"{told[key]['width_ratio']:.2f} of the prior's width",
+            f"{told[key]['width_ratio']:.2f} of the prior's width{seen}",
             markup=False,
             highlight=False,
             soft_wrap=True,
