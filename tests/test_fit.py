@@ -463,6 +463,50 @@ def test_sensitivity_reads_how_far_each_statistic_moves_across_the_prior():
     assert sensitivity(few, priors) is None  # 4 runs for 3 coefficients: no scatter to speak of
 
 
+def test_replicates_with_other_seeds_say_whether_the_fit_is_stable(small_tracks, tmp_path, monkeypatch):
+    """--replicates 3 fits three times with seeds 5, 6, 7; the result is the first fit's, and a
+    parameter whose fits disagree (medians 2.0, 2.05 and 3.0, intervals about 0.33 wide) gets a
+    warning; fits that agree get none. Each replicate's simulations come from its own seed."""
+    import flocksim.inference.smc
+    from flocksim.inference.smc import Posterior
+
+    centres = {5: 2.0, 6: 2.05, 7: 3.0}
+    seeds_seen = []
+
+    def run_abc(model, priors, observed, simulations, client, population=None, distance="informative", report=None):
+        seeds_seen.append(model.seed)
+        x = np.linspace(-0.17, 0.17, 200)[:, None] + centres[model.seed]
+        return Posterior(x, np.full(200, 1 / 200), np.zeros(200), [1.0], 20, 1, [0.5])
+
+    _no_abc(monkeypatch, {})
+    monkeypatch.setattr(flocksim.inference.smc, "run_abc", run_abc)
+    out = tmp_path / "fit.json"
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--seed", "5", "--replicates", "3"])
+    assert result.exit_code == 0, result.output
+    assert seeds_seen == [5, 6, 7]
+    doc = json.loads(out.read_text())
+    eta = doc["stability"]["vicsek.eta"]
+    assert doc["parameters"]["vicsek.eta"]["median"] == pytest.approx(2.0, abs=0.01)  # the first fit
+    assert eta["seeds"] == [5, 6, 7] and eta["medians"] == pytest.approx([2.0, 2.05, 3.0], abs=0.01)
+    assert eta["overlap"] is False and eta["agree"] is False and eta["spread"] == pytest.approx(3.0, rel=0.05)
+    assert eta["warnings"][0] in result.stdout.splitlines()
+    assert eta["warnings"][0].startswith(
+        "warning: the fit of vicsek.eta is unstable: with seeds 5, 6, 7 its medians are 2, 2.05, 3, "
+        "their intervals share no value"
+    )
+    assert doc["provenance"]["replicates"] == 3
+    centres[7] = 2.1
+    seeds_seen.clear()
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--seed", "5", "--replicates", "3", "--force"])
+    doc = json.loads(out.read_text())
+    assert doc["stability"]["vicsek.eta"]["agree"] is True and "unstable" not in result.stdout
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--replicates", "11", "--force"])
+    assert result.exit_code == 2 and "--replicates" in result.output
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--seed", "5", "--force"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["stability"] is None  # one fit: nothing to compare
+
+
 def test_the_plots_band_is_called_95_percent_only_when_the_particles_carry_it():
     from flocksim.inference.result import band_label, interval_support
 

@@ -23,7 +23,8 @@ class FitResult:
     undefined in the tracks}; ``distances``: tolerances per generation and the final particles'
     distances; ``simulations``; ``provenance``: flocksim version, tracks file and its sha256, seed,
     how runs were made; ``posterior``: the final particles and weights (for plots). :meth:`interval`
-    says how many particles the intervals rest on, :meth:`identifiability` what the data narrowed."""
+    says how many particles the intervals rest on, :meth:`identifiability` what the data narrowed,
+    :meth:`stability` whether fits with other seeds (``replicates``) agree."""
 
     parameters: dict[str, dict[str, Any]]
     priors: list[Prior]
@@ -33,6 +34,9 @@ class FitResult:
     generations: int
     provenance: dict[str, Any]
     posterior: Posterior = field(repr=False)
+    replicates: list[dict[str, dict[str, Any]]] | None = None
+    """With ``fit(replicates=R > 1)``: each replicate's posterior summary (the first is ``parameters``)."""
+    replicate_seeds: list[int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``fit.json``."""
@@ -45,6 +49,7 @@ class FitResult:
             "generations": self.generations,
             "interval": self.interval(),
             "identifiability": self.identifiability(),
+            "stability": self.stability(),
             "posterior": {
                 "keys": [p.key for p in self.priors],
                 "samples": self.posterior.samples.tolist(),
@@ -62,11 +67,23 @@ class FitResult:
         """Per parameter, what the data told about it: :func:`identifiability`."""
         return identifiability(self.posterior, self.priors, self.parameters)
 
+    def stability(self) -> dict[str, dict[str, Any]] | None:
+        """Per parameter, whether the replicates agree (:func:`flocksim.inference.stability.stability`);
+        None for a fit of one replicate."""
+        if not self.replicates or len(self.replicates) < 2:
+            return None
+        from flocksim.inference.stability import stability
+
+        return stability(self.replicates, self.replicate_seeds or list(range(len(self.replicates))))
+
     def warnings(self) -> list[str]:
-        """The lines a user must see: too few particles for a 95 % interval, and each parameter the
-        data cannot tell or that presses against its prior's bound (one line each)."""
+        """The lines a user must see: too few particles for a 95 % interval, each parameter the data
+        cannot tell or that presses against its prior's bound, and each whose replicates disagree
+        (one line each)."""
         lines = [self.interval()["warning"]] if self.interval()["warning"] else []
         for report in self.identifiability().values():
+            lines.extend(report["warnings"])
+        for report in (self.stability() or {}).values():
             lines.extend(report["warnings"])
         return lines
 
