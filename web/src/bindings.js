@@ -124,6 +124,11 @@ export class AppControls extends AppRecording {
       this.applyDetail();
     });
     this.applyDetail();
+    on("outline", "change", (e) => {
+      this.view.outlineShown = e.target.checked;
+      this.view.outline.group.visible = e.target.checked;
+      this.view.dirty = true;
+    });
     on("trails", "change", (e) => {
       this.view.trails.setEnabled(e.target.checked);
       if (this.shown) this.view.show(this.shown);
