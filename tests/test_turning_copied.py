@@ -191,3 +191,20 @@ def test_bank_turns_need_banked_flight():
     with pytest.raises(ConfigError) as exc:
         apply_overrides(flocksim.load_preset("boids-2d"), ["turning.enabled=true", "turning.turn_by=bank"])
     assert "turning.turn_by" in str(exc.value) and "banked" in str(exc.value)
+
+
+def test_mutual_copies_reach_a_bird_that_watches_only_unturned_birds():
+    """One neighbour watched: x = 0 (turning), 2 and 2.5. The bird at 2 watches the one at 2.5 (0.5 m)
+    and never the turning bird; with mutual it copies the turning bird, whose nearest it is, after one
+    latency (3 steps), and the bird at 2.5 copies it three steps later."""
+    for mutual, expected in ((False, [0.0, np.inf, np.inf]), (True, [0.0, 3 * DT, 6 * DT])):
+        sim = turning_sim(3, "turning.copy_from=1", f"turning.mutual={str(mutual).lower()}")
+        line_of_birds(sim, [2.0, 0.5])
+        turn = component(sim)
+        turn.start_wave(host_at(sim, 0.0))
+        turn.start[:] = np.inf  # the wave as started by the bird at x = 0 alone
+        turn.start[0] = 0.0
+        turn.initiators = np.array([0])
+        for step in range(1, 10):
+            turn.before_step(host_at(sim, step * DT))
+        np.testing.assert_allclose(turn.start, expected, rtol=1e-12)

@@ -25,8 +25,10 @@ When a wave starts at time t0, from the living birds:
   with ``"copied"`` a living bird not yet in the wave starts at the step t when
   one of its ``copy_from`` nearest living birds within ``reach`` started at
   least ``latency`` before t, in an earlier step, and is still turning (the
-  nearest-neighbour search of the escape waves, :func:`copied_from`): the
-  start times, and the signal's speed, emerge from where the birds are.
+  nearest-neighbour search of the escape waves, :func:`copied_from`), or with
+  ``mutual`` also when it is one of such a bird's ``copy_from`` nearest within
+  ``reach``: the start times, and the signal's speed, emerge from where the
+  birds are.
 
 Bird i then turns from its start time for angle_deg / turn_rate_deg seconds.
 With ``turn_by = "axis"`` it turns about n at turn_rate_deg until it has
@@ -175,7 +177,7 @@ class SpontaneousTurning:
         waited = t - self.start >= p.latency - 1e-9 * max(sim.dt, p.latency)
         source = self.turning_at(t) & earlier & waited
         free = np.isinf(self.start) & sim.state.alive
-        copiers, _ = copied_from(sim, source, free, p.copy_from, p.reach)
+        copiers, _ = copied_from(sim, source, free, p.copy_from, p.reach, p.mutual)
         if len(copiers) == 0:
             return
         self.start[copiers] = t

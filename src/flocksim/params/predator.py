@@ -117,6 +117,12 @@ class SpontaneousTurning(Strict):
     latency: float = quantity(
         0.05, "s", "Delay between a neighbour's start and the copy (propagation = copied)", ge=0.0, le=1e6
     )
+    mutual: bool = Field(
+        False,
+        description="propagation = copied: a bird also copies a turning bird that has it among its copy_from "
+        "nearest within reach (a lobe of the flock whose birds watch only each other no longer stops the turn); "
+        "allowed: true | false.",
+    )
     turn_by: Literal["axis", "bank"] = choice(
         "axis",
         "How a turning bird turns: axis (its velocity rotated about the wave's axis at turn_rate_deg) | bank "
