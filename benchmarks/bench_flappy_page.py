@@ -19,7 +19,10 @@ completion with the rock and with it hidden (``--renders`` pairs, alternately, m
 drawing cost of the rock alone. ``ratio`` = rocks live_fps / no_rocks live_fps; the target is
 >= 0.8.
 
-Usage: python benchmarks/bench_flappy_page.py [--n 150] [--seconds 10] [--set game.cell_size=3]
+``--gpu``: hardware WebGL instead of SwiftShader (as bench_viewer_page.py); each page's row names
+the renderer that drew it (``webgl_renderer``).
+
+Usage: python benchmarks/bench_flappy_page.py [--n 150] [--seconds 10] [--set game.cell_size=3] [--gpu]
 Prints one JSON object.
 """
 
@@ -42,7 +45,7 @@ from flocksim.viewer.server import STATIC_DIR
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_viewer import free_port, stop_server, wait_listening  # the server handling of bench_viewer.py
-from bench_viewer_page import CHROMIUM, CHROMIUM_ARGS, browser_cpu_s
+from bench_viewer_page import CHROMIUM, WEBGL_RENDERER, add_browser_options, browser_args, browser_cpu_s
 
 
 def start_server(port: int, sps: float) -> subprocess.Popen:
@@ -67,6 +70,7 @@ def measure(browser, url: str, server_pid: int, args: argparse.Namespace) -> dic
         f1, t1 = page.evaluate("[flocksim.framesDrawn, performance.now()]")
         frames = f1 - f0
         row = {
+            "webgl_renderer": page.evaluate(WEBGL_RENDERER),
             "live_fps": round(frames / ((t1 - t0) / 1000), 2),
             "render_fps": round(sum(samples) / len(samples), 2),
             "browser_cpu_ms_per_frame": round(1e3 * (browser_cpu_s(server_pid) - c0) / max(frames, 1), 1),
@@ -99,6 +103,7 @@ def main() -> None:
         metavar="PATH=VALUE",
         help="a parameter for both pages (the page's ?set=), e.g. game.cell_size=3; repeatable",
     )
+    add_browser_options(parser)
     args = parser.parse_args()
     if not (STATIC_DIR / "index.html").exists():
         raise SystemExit(f"the page is not built ({STATIC_DIR}); run ./dev.sh setup")
@@ -108,7 +113,7 @@ def main() -> None:
     server = start_server(port, args.sps)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=browser_args(args))
             try:
                 rocks = measure(browser, base, server.pid, args)
                 bare = measure(browser, base + "&set=game.enabled%3Dfalse", server.pid, args)

@@ -42,8 +42,12 @@ with ``PYTHONPATH=/path/to/other/src`` for the other (its page built into its
 ``src/flocksim/viewer/static``). SwiftShader's figures say how costly the drawing is relative to
 another build on the same machine, not what a GPU draws.
 
-Usage: python benchmarks/bench_viewer_page.py [--n 10000 --n 100000] [--seconds 10] [--threads 1]
-Prints one JSON object per N: {n, live_fps, render_fps, first_frame_s, ...}.
+With ``--gpu`` chromium draws with the machine's GPU (hardware WebGL) instead of SwiftShader;
+every row names the renderer that drew it (``webgl_renderer``), so a GPU row is checked, not
+assumed.
+
+Usage: python benchmarks/bench_viewer_page.py [--n 10000 --n 100000] [--seconds 10] [--threads 1] [--gpu]
+Prints one JSON object per N: {n, webgl_renderer, live_fps, render_fps, first_frame_s, ...}.
 """
 
 from __future__ import annotations
@@ -67,6 +71,34 @@ from bench_viewer import free_port, start_server, stop_server  # the server star
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+GPU_ARGS = ["--no-sandbox", "--ignore-gpu-blocklist", "--enable-gpu", "--use-angle=vulkan", "--enable-features=Vulkan"]
+"""``--gpu``: chromium's hardware WebGL (ANGLE on Vulkan) in place of SwiftShader; each row's
+``webgl_renderer`` says what drew it, so a row taken where chromium fell back to software says so."""
+WEBGL_RENDERER = """(() => {
+  const gl = document.getElementById("view").getContext("webgl2");
+  const info = gl && gl.getExtension("WEBGL_debug_renderer_info");
+  return gl ? String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER)) : null;
+})()"""
+"""The renderer of the page's WebGL context (the canvas's existing context), e.g. "ANGLE (Google,
+Vulkan 1.3.0 (SwiftShader Device (Subzero) ...))" on software rendering."""
+
+
+def browser_args(args: argparse.Namespace) -> list[str]:
+    """chromium's command line: ``--browser-arg`` values if any, else :data:`GPU_ARGS` with
+    ``--gpu`` or :data:`CHROMIUM_ARGS` (SwiftShader)."""
+    if args.browser_arg:
+        return list(args.browser_arg)
+    return GPU_ARGS if args.gpu else CHROMIUM_ARGS
+
+
+def add_browser_options(parser: argparse.ArgumentParser) -> None:
+    """``--gpu`` and ``--browser-arg`` (shared with bench_flappy_page.py)."""
+    parser.add_argument("--gpu", action="store_true", help="hardware WebGL (GPU_ARGS) instead of SwiftShader")
+    parser.add_argument(
+        "--browser-arg", action="append", default=[], help="a chromium argument instead of the defaults; repeatable"
+    )
+
+
 # renders since the page loaded, where the page counts them (null on pages that do not)
 RENDER_COUNT = "flocksim.renderCount ?? null"
 # the server's steps per second, as its last frame on the page reports them (null before a frame)
@@ -240,8 +272,9 @@ def measure(browser, n: int, port: int, server_pid: int, args: argparse.Namespac
         renders = r1 - r0 if r0 is not None and r1 is not None else render * (s1 - s0)
         cpu_per_render = 1e3 * (c1 - c0) / max(renders, 1)
         server_sps = round(sum(steps) / len(steps), 1) if steps else None
-        return {"live_fps": round(live, 2), "server_steps_per_s": server_sps, "render_fps": round(render, 2),
-                "first_frame_s": round(first, 1),
+        renderer = page.evaluate(WEBGL_RENDERER)
+        return {"webgl_renderer": renderer, "live_fps": round(live, 2), "server_steps_per_s": server_sps,
+                "render_fps": round(render, 2), "first_frame_s": round(first, 1),
                 "browser_cpu_ms_per_frame": round(cpu_per_frame, 1),
                 "browser_cpu_ms_per_render": round(cpu_per_render, 1), **latency}  # fmt: skip
     finally:
@@ -257,11 +290,12 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
     parser.add_argument("--threads", type=int, help="the server's --threads (default: its own default)")
+    add_browser_options(parser)
     args = parser.parse_args()
     if not (STATIC_DIR / "index.html").exists():
         raise SystemExit(f"the page is not built ({STATIC_DIR}); run ./dev.sh setup")
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=browser_args(args))
         try:
             for n in args.n or [10_000, 100_000]:
                 port = free_port()

@@ -17,7 +17,8 @@ At the end the server must still answer ``GET /api/presets`` and a fresh WebSock
 Usage: python benchmarks/soak_viewer_server.py [--seconds 120] [--clients 9] [--half-open 20] [--seed 0]
 [--only ATTACK ...] (only those messages, no bursts: the memory one kind of attack costs)
 Prints one JSON object: messages sent, replies by type, errors answered (and of those: budget,
-image and busy errors), socket closes by code, half-open connections closed by the server, the
+image and busy errors; the others by their text, numbers as ``#``, the 12 most common), socket
+closes by code, half-open connections closed by the server, the
 server's RSS before the attack and at its peak [MB], and whether it still serves.
 
 ``--churn``: ordinary clients coming and going instead (a long-lived server's day), in waves of
@@ -43,6 +44,7 @@ import json
 import os
 import platform
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -121,6 +123,7 @@ class Tally:
         self.sent: Counter[str] = Counter()
         self.replies: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
+        self.other_errors: Counter[str] = Counter()  # "other" errors by their text, numbers as "#"
         self.closes: Counter[str] = Counter()
         self.connections = 0
 
@@ -169,7 +172,10 @@ async def drain(ws, tally: Tally, wait: float) -> None:
         reply = json.loads(message)
         tally.replies[reply["type"]] += 1
         if reply["type"] == "error":
-            tally.errors[error_kind(reply["message"])] += 1
+            kind = error_kind(reply["message"])
+            tally.errors[kind] += 1
+            if kind == "other":
+                tally.other_errors[re.sub(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?", "#", reply["message"])[:160]] += 1
 
 
 async def churn_client(
@@ -243,6 +249,7 @@ async def churn(port: int, pid: int, args: argparse.Namespace) -> dict:
         "sent_by_kind": dict(sorted(tally.sent.items())),
         "replies": dict(sorted(tally.replies.items())),
         "errors_by_kind": dict(sorted(tally.errors.items())),
+        "other_errors": dict(tally.other_errors.most_common(12)),
         "socket_closes_by_code": dict(sorted(tally.closes.items())),
         "websocket_connections": tally.connections,
         "idle_after_each_wave": waves,
@@ -342,6 +349,7 @@ async def attack(port: int, args: argparse.Namespace) -> dict:
         "replies": dict(sorted(tally.replies.items())),
         "errors_answered": sum(tally.errors.values()),
         "errors_by_kind": dict(sorted(tally.errors.items())),
+        "other_errors": dict(tally.other_errors.most_common(12)),
         "socket_closes_by_code": dict(sorted(tally.closes.items())),
         "websocket_connections": tally.connections,
         "half_open_connections": raw["opened"],

@@ -9,7 +9,9 @@ degrees within 3 s, ``flocksim.metrics.turns``; ``turns_per_minute_horizontal`` 
 ground), the fraction of time in turns and the heading's mean rotation [deg/s]; polarization (mean,
 lowest sample, lowest sample inside a turn); speed fluctuation var/mean^2; nearest-neighbour distance
 [m]; thickness and width over length; flocks, splits per minute (``flocksim.metrics.splits``, all
-birds tracked); the wall time of the run. One thread (numba), so that runs are comparable and the
+birds tracked); the spontaneous turns started while sampling (``waves``), the mean fraction of the
+birds each turned and their median signal speed [m/s] (``SpontaneousTurning.spread``); the wall time of
+the run. One thread (numba), so that runs are comparable and the
 machine's other core stays free. ``--summary FILE...`` prints the mean over the seeds of such lines,
 grouped by birds and overrides.
 
@@ -42,6 +44,7 @@ def run(birds: int, seed: int, overrides: tuple[str, ...], seconds: float) -> di
     sim = make_sim(spec, birds, start_at_preset_density(spec, birds))
     began = time.perf_counter()
     sim.step(steps_of(sim, 10.0))
+    sampled_from = sim.time
     times, headings, tracks, alive = [], [], [], []
     series: dict[str, list[float]] = {}
     for _ in sample(sim, seconds, 0.5):
@@ -77,8 +80,27 @@ def run(birds: int, seed: int, overrides: tuple[str, ...], seconds: float) -> di
         splits_per_minute=events.splits_per_minute,
     )
     out.update({name: float(np.mean(values)) for name, values in series.items()})
+    out.update(wave_spreads(sim, sampled_from))
     out["wall_s"] = round(time.perf_counter() - began, 1)
     return out
+
+
+def wave_spreads(sim, since: float) -> dict[str, float]:
+    """The spontaneous turns started at or after ``since`` [s] and ended: how many, the mean fraction
+    of the birds each turned, and the median signal speed [m/s] over those with one (NaN without)."""
+    turning = next((c for c in sim.components if c.name == "turning"), None)
+    if turning is None:
+        return {"waves": 0, "wave_reach_fraction": math.nan, "signal_speed_m_s": math.nan}
+    rows = turning.spread
+    if turning.waves and sim.time >= turning.wave_end:  # the last wave, if it has ended
+        rows = np.vstack([rows, [turning.began, *turning.wave_spread()]])
+    rows = rows[rows[:, 0] >= since]
+    speeds = rows[np.isfinite(rows[:, 2]), 2]
+    return {
+        "waves": len(rows),
+        "wave_reach_fraction": float(rows[:, 1].mean()) if len(rows) else math.nan,
+        "signal_speed_m_s": float(np.median(speeds)) if len(speeds) else math.nan,
+    }
 
 
 def _mean(values: list[float]) -> float:

@@ -425,6 +425,96 @@ def test_an_interval_from_too_few_particles_says_so():
     assert not interval_support(_posterior(np.linspace(1.0, 3.0, 200), uneven))["enough"]
 
 
+def test_sensitivity_reads_how_far_each_statistic_moves_across_the_prior():
+    """Runs on a 4 x 4 grid of two parameters (priors [0, 4] and [10, 20]), twice, a statistic
+    ``sees`` = 2 + 6 x (p0 scaled to 0..1) + e with e = +1 in the first replicate and -1 in the
+    second (orthogonal to the line: the fit recovers 6 exactly), ``blind`` = e alone. Scatter
+    sqrt(32 / 29) (32 runs, 3 coefficients): ``sees`` moves 6 / sqrt(32/29) scatters across p0's
+    prior, 0 across p1's, so p1 gets the warning."""
+    from flocksim.inference.priors import Prior
+    from flocksim.inference.result import identifiability, sensitivity, summarize_posterior
+
+    grid = np.array([(a, b) for a in range(4) for b in range(4)], dtype=float) / 3.0
+    scaled = np.concatenate([grid, grid])
+    e = np.r_[np.ones(16), -np.ones(16)]
+    values = np.column_stack([0.0 + 4.0 * scaled[:, 0], 10.0 + 10.0 * scaled[:, 1]])
+    stats = np.column_stack([2.0 + 6.0 * scaled[:, 0] + e, e])
+    posterior = _posterior(np.linspace(0.0, 4.0, 200))
+    posterior = type(posterior)(
+        np.column_stack([np.linspace(0.0, 4.0, 200), np.linspace(10.0, 20.0, 200)]),
+        posterior.weights,
+        posterior.distances,
+        [1.0],
+        200,
+        1,
+        [1.0],
+        first_generation=(values, stats, ("sees", "blind")),
+    )
+    priors = [Prior("p0", 0.0, 4.0), Prior("p1", 10.0, 20.0)]
+    seen = sensitivity(posterior, priors)
+    assert seen["p0"]["sees"] == pytest.approx(6.0 / math.sqrt(32.0 / 29.0), rel=1e-12)
+    assert seen["p1"]["sees"] == pytest.approx(0.0, abs=1e-12) and seen["p0"]["blind"] == pytest.approx(0.0, abs=1e-12)
+    told = identifiability(posterior, priors, summarize_posterior(posterior, priors))
+    assert not any("no statistic sees p0" in w for w in told["p0"]["warnings"])
+    assert any(w.startswith("warning: no statistic sees p1: across its prior [10, 20]") for w in told["p1"]["warnings"])
+    few = type(posterior)(*[getattr(posterior, f) for f in ("samples", "weights", "distances", "epsilons",
+                                                                  "simulations", "generations", "acceptance")],
+                          first_generation=(values[:4], stats[:4], ("sees", "blind")))  # fmt: skip
+    assert sensitivity(few, priors) is None  # 4 runs for 3 coefficients: no scatter to speak of
+
+
+def test_replicates_with_other_seeds_say_whether_the_fit_is_stable(small_tracks, tmp_path, monkeypatch):
+    """--replicates 3 fits three times with seeds 5, 6, 7; the result is the first fit's, and a
+    parameter whose fits disagree (medians 2.0, 2.05 and 3.0, intervals about 0.33 wide) gets a
+    warning; fits that agree get none. Each replicate's simulations come from its own seed."""
+    import flocksim.inference.smc
+    from flocksim.inference.smc import Posterior
+
+    centres = {5: 2.0, 6: 2.05, 7: 3.0}
+    seeds_seen = []
+
+    def run_abc(model, priors, observed, simulations, client, population=None, distance="informative", report=None):
+        seeds_seen.append(model.seed)
+        x = np.linspace(-0.17, 0.17, 200)[:, None] + centres[model.seed]
+        return Posterior(x, np.full(200, 1 / 200), np.zeros(200), [1.0], 20, 1, [0.5])
+
+    _no_abc(monkeypatch, {})
+    monkeypatch.setattr(flocksim.inference.smc, "run_abc", run_abc)
+    out = tmp_path / "fit.json"
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--seed", "5", "--replicates", "3"])
+    assert result.exit_code == 0, result.output
+    assert seeds_seen == [5, 6, 7]
+    doc = json.loads(out.read_text())
+    eta = doc["stability"]["vicsek.eta"]
+    assert doc["parameters"]["vicsek.eta"]["median"] == pytest.approx(2.0, abs=0.01)  # the first fit
+    assert eta["seeds"] == [5, 6, 7] and eta["medians"] == pytest.approx([2.0, 2.05, 3.0], abs=0.01)
+    assert eta["overlap"] is False and eta["agree"] is False and eta["spread"] == pytest.approx(3.0, rel=0.05)
+    assert eta["warnings"][0] in result.stdout.splitlines()
+    assert eta["warnings"][0].startswith(
+        "warning: the fit of vicsek.eta is unstable: with seeds 5, 6, 7 its medians are 2, 2.05, 3, "
+        "their intervals share no value"
+    )
+    assert doc["provenance"]["replicates"] == 3
+    centres[7] = 2.1
+    seeds_seen.clear()
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--seed", "5", "--replicates", "3", "--force"])
+    doc = json.loads(out.read_text())
+    assert doc["stability"]["vicsek.eta"]["agree"] is True and "unstable" not in result.stdout
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--replicates", "11", "--force"])
+    assert result.exit_code == 2 and "--replicates" in result.output
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--seed", "5", "--force"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["stability"] is None  # one fit: nothing to compare
+
+
+def test_the_plots_band_is_called_95_percent_only_when_the_particles_carry_it():
+    from flocksim.inference.result import band_label, interval_support
+
+    assert band_label(interval_support(_posterior(np.linspace(1.0, 3.0, 200))), 1.05, 2.95) == "95 % [1.05, 2.95]"
+    few = band_label(interval_support(_posterior(np.linspace(1.0, 3.0, 25))), 1.05, 2.95)
+    assert "95 % [" not in few and few.endswith("of 25 effective particles: too few for 95 %")
+
+
 def test_cli_tells_the_intervals_support_and_what_the_data_cannot_tell(small_tracks, tmp_path, monkeypatch):
     """fit.json and the command line: the width against the prior's on each parameter's line, and a
     warning line for too few particles and for a parameter the data cannot tell; none for a narrow
@@ -437,7 +527,14 @@ def test_cli_tells_the_intervals_support_and_what_the_data_cannot_tell(small_tra
     assert doc["interval"]["particles"] == 25 and doc["interval"]["enough"] is False
     assert doc["interval"]["method"].startswith("weighted quantiles 2.5 % and 97.5 %")
     eta = doc["identifiability"]["vicsek.eta"]
-    assert eta["width_ratio"] > 0.8 and set(eta) == {"width_ratio", "mass_near_low", "mass_near_high", "warnings"}
+    assert eta["width_ratio"] > 0.8 and set(eta) == {
+        "width_ratio",
+        "mass_near_low",
+        "mass_near_high",
+        "sensitivity",
+        "warnings",
+    }
+    assert eta["sensitivity"] is None  # no first generation's runs to read
     lines = result.stdout.splitlines()
     assert lines[0].startswith("vicsek.eta: median 2, mean 2, 95 % interval [") and lines[0].endswith(
         f"{eta['width_ratio']:.2f} of the prior's width"

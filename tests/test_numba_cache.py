@@ -40,10 +40,35 @@ def test_the_digest_changes_with_a_kernel_source_and_not_with_other_code(tmp_pat
     assert source_digest(package) != before
 
 
+def test_a_submodule_imported_from_the_package_does_not_make_its_init_a_source(tmp_path):
+    package = _fake_package(tmp_path)
+    (package / "__init__.py").write_text("from flocksim.command import f\n")  # a package that imports everything
+    (package / "kernel.py").write_text(
+        (package / "kernel.py")
+        .read_text()
+        .replace(
+            "from flocksim.helper import SCALE",
+            "from flocksim import helper, deep  # both modules\nSCALE = helper.SCALE",
+        )
+    )
+    assert [p.name for p in kernel_sources(package)] == ["deep.py", "helper.py", "kernel.py"]
+    (package / "kernel.py").write_text(
+        "import numba\nfrom flocksim import helper, VERSION\n\n@numba.njit\ndef g():\n    return VERSION\n"
+    )  # a name of __init__
+    assert [p.name for p in kernel_sources(package)] == [
+        "__init__.py",
+        "command.py",
+        "deep.py",
+        "helper.py",
+        "kernel.py",
+    ]
+
+
 def test_flocksims_kernel_sources():
     names = {str(p.relative_to(PACKAGE)) for p in kernel_sources(PACKAGE)}
     assert {"engines/cpu_reynolds_grid.py", "space.py", "kernels/compile.py", "params/common.py"} <= names
-    assert not {"cli_run.py", "cli.py", "render/movie.py", "validate/suite.py"} & names
+    assert not {"cli_run.py", "cli.py", "render/movie.py", "validate/suite.py", "__init__.py", "simulation.py"} & names
+    assert not any(name.startswith("viewer/") for name in names)
 
 
 PROBE = """

@@ -177,6 +177,26 @@ def test_basic_and_expert_changes_reach_the_server(open_page):
     wait(page, "flocksim.frame.nAgents === 120 && flocksim.status.remaining === 120")
 
 
+def test_leaving_expert_after_a_2d_3d_round_trip_restores_the_basic_values(open_page):
+    """Expert opened in 3D, two changes, 2D and back, Basic: the 3D mode's values as Expert found
+    them. Before, a switch made what the mode showed on return the new starting point, and
+    separation 2.5 and detail.enabled stayed."""
+    page = open_page(query("starlings-3d-reference", "agents.n=150"))
+    basic = hook(page, "params")
+    page.click("#tab-expert")
+    page.evaluate("flocksim.send({type: 'set', changes: {'rules.separation.weight': 2.5, 'detail.enabled': true}})")
+    wait(page, "flocksim.params.rules.separation.weight === 2.5 && flocksim.params.detail.enabled === true")
+    page.click("#mode-2d")
+    wait(page, "flocksim.dim === 2 && flocksim.frame?.dim === 2")
+    page.click("#mode-3d")
+    wait(page, "flocksim.dim === 3 && flocksim.frame?.dim === 3")
+    assert hook(page, "params")["rules"]["separation"]["weight"] == 2.5  # the 3D mode as it was left
+    page.click("#tab-basic")
+    separation = basic["rules"]["separation"]["weight"]
+    wait(page, f"flocksim.params.rules.separation.weight === {separation} && flocksim.params.detail.enabled === false")
+    assert page.locator("#basic-w-separation").input_value() == str(separation).removesuffix(".0")
+
+
 def test_invalid_value_shows_an_error(open_page):
     page = open_page(query("starlings-2d-reference", "agents.n=150"))
     page.click("#tab-expert")
@@ -454,6 +474,38 @@ def test_compiling_kernels_is_announced(open_page):
     finally:
         event.end_event("numba:compile", data=data)
     page.locator("#overlay").wait_for(state="hidden", timeout=WAIT_MS)
+
+
+def test_the_scene_list_shows_the_starting_scene_before_its_first_params(browser, server_url):
+    """While the first simulation is built (a cold compile: minutes), the scene list shows the
+    scene the page asked for. Here the page's socket passes the ``hello`` but holds back
+    ``params`` and frames, as a compile does. Before, the list showed its first entry,
+    "abm-flocking-large (2D, 400)", while starlings-3d compiled."""
+    page = browser.new_page(viewport=VIEWPORT)
+    held = []
+
+    def route(ws) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(lambda message: server.send(message))
+
+        def from_server(message) -> None:
+            if isinstance(message, str) and not message.startswith('{"type": "params"'):
+                ws.send(message)
+            else:
+                held.append(message)
+
+        server.on_message(from_server)
+
+    page.route_web_socket(re.compile(r"/ws"), route)
+    try:
+        page.goto(server_url + full_detail(query("starlings-3d-reference")))
+        wait(page, "window.flocksim && flocksim.connected && document.getElementById('preset').options.length > 5")
+        wait(page, "document.getElementById('legend').children.length > 0")
+        assert hook(page, "params") is None  # no params reached the page
+        text = page.evaluate("document.getElementById('preset').selectedOptions[0]?.textContent")
+        assert text == "starlings-3d-reference (3D, 500)", text
+    finally:
+        page.close()
 
 
 def test_2d_3d_switch_keeps_each_modes_world_after_a_change(open_page):

@@ -419,6 +419,72 @@ def test_compiling_names_the_scene_with_the_estimate_of_the_server_s_line():
     assert other.status().scene == "" and other.status().estimate == ""
 
 
+def test_a_compile_outside_any_scope_keeps_the_scene_and_estimate_last_named():
+    """A busy machine's gap longer than QUIET_S splits one scene's compile in two stretches, and
+    the second's kernels may compile on a thread with no notice scope (a frame packed): the
+    message still names the scene with the server's estimate. Before, it had neither, and the
+    page said "usually 1 to 3 minutes" while the server's line said "about 30 s"."""
+    import io
+
+    from flocksim.compile_notice import CompileNotice
+    from flocksim.viewer.compiling import QUIET_S, CompileTracker
+
+    clock = FakeClock(10.0)
+    tracker = CompileTracker(clock=clock)
+    data = {"dispatcher": None, "args": (), "return_type": None}
+    with CompileNotice("starlings-3d", 43.7, stream=io.StringIO()):
+        event.start_event("numba:compile", data=data)
+        try:
+            tracker.on_start(event.Event("numba:compile", event.EventStatus.START, data=data))
+            tracker.on_end(event.Event("numba:compile", event.EventStatus.END, data=data))
+        finally:
+            event.end_event("numba:compile", data=data)
+    clock.now += 3 * QUIET_S  # a new stretch, outside any scope
+    tracker.on_start(event.Event("numba:compile", event.EventStatus.START, data=data))
+    status = tracker.status()
+    assert status.active and status.kernels == 0 and status.seconds == 0.0
+    assert (status.scene, status.estimate) == ("starlings-3d", "about 40 s")
+
+
+def test_a_connection_names_its_own_scene_when_no_scope_has(client):
+    """A compile no notice scope has named yet: the connection's ``compiling`` messages name its
+    own scene with the estimate the server's line gives it (one measured figure for both), and the
+    ``hello`` names the scene the connection starts on, so the page's scene list shows it while
+    the first simulation is built."""
+    with client.websocket_connect(SMALL) as ws:
+        assert expect(ws, "hello").get("scene") == {"name": "boids-2d", "modified": True}
+    with client.websocket_connect("/ws?protocol=2") as ws:
+        assert expect(ws, "hello")["scene"] == {"name": "starlings-3d", "modified": False}
+
+    import asyncio
+
+    from flocksim.compile_notice import compile_estimate, notice_line
+    from flocksim.viewer.compiling import CompileTracker, report_compiling, scene_estimate
+
+    params = load_preset("boids-2d")
+    tracker = CompileTracker(clock=FakeClock(10.0))  # has seen no scope
+    data = {"dispatcher": None, "args": (), "return_type": None}
+    tracker.on_start(event.Event("numba:compile", event.EventStatus.START, data=data))
+    sent = []
+
+    async def send(text: str) -> None:
+        sent.append(json.loads(text))
+
+    async def run() -> None:
+        fallback = lambda: scene_estimate(params, "boids-2d")  # noqa: E731
+        task = asyncio.create_task(report_compiling(send, interval=0.01, fallback=fallback, source=tracker))
+        while not sent:
+            await asyncio.sleep(0.01)
+        task.cancel()
+
+    asyncio.run(run())
+    message = sent[0]
+    assert message["active"] and message["scene"] == "boids-2d"
+    assert notice_line("boids-2d", compile_estimate(params, "boids-2d")).endswith(message["estimate"])
+    assert message["estimate"] == "about 40 s"  # boids-2d's 44.5 s (compile_estimates.json)
+    assert scene_estimate(params, None)[0] == "reynolds 2D (metric neighbours)"  # no preset: the server line's words
+
+
 def test_the_warm_up_thread_starts_after_the_compile_tracker_listens(monkeypatch):
     from flocksim.viewer import compiling, warmup
 

@@ -63,3 +63,30 @@ def test_the_pattern_finds_what_it_should():
         assert internal_citations(text), text
     for text in ("--seed 3", "seeds 0..N-1", "Ballerini et al. 2008", "seed = 0", "specular"):
         assert not internal_citations(text), text
+
+
+def test_the_description_follows_the_agent_count():
+    """A changed ``agents.n`` (a ``set``, or ``set=`` in the page's address) changes the count the
+    scene's description mentions: with ``?set=agents.n=10000`` starlings-3d said "500 starlings"."""
+    from flocksim.viewer.controls import parse_control
+    from flocksim.viewer.limits import params_from_query
+
+    queried = params_from_query("starlings-3d", ["agents.n=10000"], 200_000)
+    assert "10 000 starlings" in queried.description and "500" not in queried.description
+    base = load_preset("starlings-3d")
+    changed = parse_control('{"type": "set", "changes": {"agents.n": 2500}}', base).params
+    assert "2500 starlings" in changed.description and "500 starlings" not in changed.description.replace("2500", "")
+    large = parse_control('{"type": "set", "changes": {"agents.n": 20000}}', load_preset("starlings-3d-large")).params
+    assert "20 000 starlings" in large.description and "100 000" not in large.description
+    # a description set with the count wins; other numbers stay; nothing to follow: unchanged
+    told = parse_control('{"type": "set", "changes": {"agents.n": 600, "description": "mine"}}', base).params
+    assert told.description == "mine"
+    assert params_from_query("starlings-3d", ["agents.n=700", "description='x'"], 200_000).description == "x"
+    from flocksim.viewer.controls import follow_count
+
+    assert follow_count("1500 fish over 500 corals", 500, 9) == "1500 fish over 9 corals"
+    assert follow_count("400 particles in a 10 x 10 box", 400, 100_000) == "100 000 particles in a 10 x 10 box"
+    assert follow_count("no count here", 500, 600) == "no count here"
+    for name in preset_names():  # every shipped scene names its count, and follows it
+        params = load_preset(name)
+        assert follow_count(params.description, params.agents.n, 12_345) != params.description, name

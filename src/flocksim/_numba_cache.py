@@ -49,12 +49,24 @@ def kernel_sources(package_dir: Path) -> list[Path]:
             continue
         found.add(name)
         for match in IMPORT.finditer(modules[name].read_text(encoding="utf-8")):
-            target = match.group(1) or match.group(3)
-            candidates = [target]
-            if match.group(2):  # from flocksim.x import y: y may be a module
-                candidates += [f"{target}.{part.strip(' ()').split(' ')[0]}" for part in match.group(2).split(",")]
-            todo.extend(candidate for candidate in candidates if candidate in modules and candidate not in found)
+            candidates = _imported_modules(match, modules)
+            todo.extend(candidate for candidate in candidates if candidate not in found)
     return sorted(modules[name] for name in found)
+
+
+def _imported_modules(match: re.Match[str], modules: dict[str, Path]) -> list[str]:
+    """The package's modules an :data:`IMPORT` match brings in: ``import flocksim.x`` the module x;
+    ``from flocksim.x import a, b`` the submodules among a and b, and x itself only if some name is
+    not a submodule (``from flocksim import _numba_inline`` does not make the package's ``__init__``,
+    which imports everything, a kernel source)."""
+    if match.group(3):
+        return [match.group(3)] if match.group(3) in modules else []
+    target = match.group(1)
+    names = [part.strip(" ()").split(" ")[0] for part in match.group(2).split(",")]
+    names = [n for n in names if n and not n.startswith("#")]
+    submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in modules]
+    needs_target = len(submodules) < len(names) and target in modules
+    return submodules + ([target] if needs_target else [])
 
 
 def _module_name(path: Path, package_dir: Path) -> str:

@@ -40,6 +40,15 @@ def fit(
         str | None, typer.Option(help="Address of a running Dask scheduler, e.g. tcp://host:8786 (default: local).")
     ] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the runs (with each run's parameter values).")] = 0,
+    replicates: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=10,
+            help="Fit this many times, with seeds SEED, SEED+1, ...: the result is the first fit, and a "
+            "warning names each parameter whose fits disagree (each spends --simulations).",
+        ),
+    ] = 1,
     fps: Annotated[
         float | None, typer.Option(help="Frame rate \\[1/s] of tracks without a time column (a CSV of frames).")
     ] = None,
@@ -129,6 +138,7 @@ def fit(
                 workers=workers,
                 scheduler=scheduler,
                 seed=seed,
+                replicates=replicates,
                 fps=fps,
                 velocity=velocity,
                 burn_in=burn_in,
@@ -159,9 +169,14 @@ def fit(
     told = result.identifiability()
     for key, summary in result.parameters.items():
         lo, hi = summary["ci95"]
+        moves = told[key]["sensitivity"]
+        seen = ""
+        if moves:
+            best = max(moves, key=moves.__getitem__)
+            seen = f"; across the prior {best} moves {moves[best]:.2g} of its scatter"
         out.print(
             f"{key}: median {summary['median']:.4g}, mean {summary['mean']:.4g}, 95 % interval [{lo:.4g}, {hi:.4g}], "
-            f"{told[key]['width_ratio']:.2f} of the prior's width",
+            f"{told[key]['width_ratio']:.2f} of the prior's width{seen}",
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -11,7 +11,6 @@ import { COLORS, legendFor } from "./palette.js";
 import { DEFAULT_REPLAY_SPEED, REPLAY_SPEEDS } from "./playback.js";
 import { supportedContainers } from "./recorder.js";
 import { AppRecording } from "./recording.js";
-import { restoringChanges } from "./schema.js";
 import { byId, el } from "./ui.js";
 
 /** The page's controls (a base of the page's application class, main.js). */
@@ -19,11 +18,23 @@ export class AppControls extends AppRecording {
 
   switchMode(dim) {
     if (!this.current || this.current.dim === dim) return;
-    this.rebaseExpert = true;
     this.send({ type: "mode", dim });
   }
 
-  /** Show Basic or Expert; leaving Expert restores the parameters it started from. */
+  /**
+   * A `params` message for Expert's restore (panels.js, ExpertRestore): a mode shown again gets
+   * the restore it is owed since Expert was left.
+   *
+   * @param {{dim: number, params: object, parked?: number[]}} msg
+   * @param {{dim: number, params: object}|null} previous
+   */
+  expertOnParams(msg, previous) {
+    const changes = this.expertRestore.onParams(msg, previous, this.rebaseExpert);
+    this.rebaseExpert = false;
+    if (Object.keys(changes).length) this.send({ type: "set", changes });
+  }
+
+  /** Show Basic or Expert; leaving Expert restores the parameters it started from, in each mode. */
   showTab(name) {
     const expert = name === "expert";
     const wasExpert = !byId("expert-panel").hidden;
@@ -32,10 +43,11 @@ export class AppControls extends AppRecording {
     byId("basic-panel").hidden = expert;
     byId("tab-basic").setAttribute("aria-selected", String(!expert));
     byId("tab-expert").setAttribute("aria-selected", String(expert));
-    if (expert && this.current) {
-      this.expertSnapshot = structuredClone(this.current.params);
-    } else if (!expert && this.current && this.expertSnapshot) {
-      const changes = restoringChanges(this.current.params, this.expertSnapshot);
+    if (!this.current) return;
+    if (expert) {
+      this.expertRestore.enter(this.current.params, this.current.dim);
+    } else {
+      const changes = this.expertRestore.leave(this.current.params, this.current.dim);
       if (Object.keys(changes).length) this.send({ type: "set", changes });
     }
   }

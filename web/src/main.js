@@ -20,7 +20,7 @@ import { CameraFeed } from "./camerafeed.js";
 import { Connection, socketUrl } from "./connection.js";
 import { DetailController, detailModeOf } from "./detail.js";
 import { FlappyPage } from "./flappy.js";
-import { BasicPanel, ExpertPanel } from "./panels.js";
+import { BasicPanel, ExpertPanel, ExpertRestore } from "./panels.js";
 import { DEFAULT_REPLAY_SPEED } from "./playback.js";
 import { PointerControl } from "./pointer.js";
 import { agentCentroid, statusOf } from "./protocol.js";
@@ -84,7 +84,8 @@ class App extends AppControls {
     this.fpsShownAt = 0;
     this.lastTick = 0;
     this.replayDirty = false; // the replay position moved: draw it
-    this.expertSnapshot = null;
+    /** what leaving Expert restores, per mode */
+    this.expertRestore = new ExpertRestore();
     this.rebaseExpert = false;
     this.lastRecording = null;
     this.makingReplayVideo = false;
@@ -181,6 +182,9 @@ class App extends AppControls {
         el("option", { value: p.name, title: p.description, text: `${p.name} (${p.dim}D, ${p.n})` }),
       ),
     );
+    // the scene this connection starts on, while its first simulation is built (a cold compile)
+    if (msg.scene?.name) this.showScene({ preset: msg.scene.name, origin: msg.scene.name, modified: msg.scene.modified });
+    this.buildLegend(this.sceneOf({ origin: msg.scene?.name, dim: 0 }).agent);
     if (!this.compiling) this.showOverlay(null);
   }
 
@@ -234,10 +238,7 @@ class App extends AppControls {
     const turning = /** @type {HTMLInputElement} */ (byId("record-turn"));
     turning.disabled = !msg.params.turning;
     turning.title = msg.params.turning ? "" : "this model has no spontaneous turns";
-    if (this.rebaseExpert || !this.expertSnapshot) {
-      this.expertSnapshot = structuredClone(msg.params);
-      this.rebaseExpert = false;
-    }
+    this.expertOnParams(msg, previous);
     this.view.configure(msg.params, scene.look);
     this.flappy.onParams(msg);
     // replay buffers: a refilled flock starts its mode's buffer over; a mode whose simulation the

@@ -7,7 +7,16 @@
  * @module panels
  */
 
-import { deref, fieldKind, fieldSchema, getKey, numericLimits } from "./schema.js";
+import {
+  deref,
+  fieldKind,
+  fieldSchema,
+  getKey,
+  numericLimits,
+  restoringChanges,
+  sameValue,
+  withKey,
+} from "./schema.js";
 import { el } from "./ui.js";
 
 /**
@@ -295,5 +304,97 @@ export class ExpertPanel {
     const control = fieldControl(key, node, this.host, { id: `expert-${key}`, models });
     this.controls.set(key, control);
     return row(name, control.element, node, "");
+  }
+}
+
+/**
+ * What leaving Expert restores, per mode (2D, 3D), across switches (docs/viewer.md, "Expert
+ * panel"). Opening Expert keeps the shown mode's parameters (its Basic values); a mode first shown
+ * while Expert is open keeps its parameters as they arrived, except that a value carried over
+ * unchanged from the mode it was built from (a scene with no twin is carried to the other
+ * dimension) is kept at that mode's Basic value (a model changed in Expert is not carried back). Leaving Expert restores the shown mode and owes
+ * the parked mode its restore, sent when it is shown next. Another scene, a new connection or a
+ * mode the server no longer keeps starts over. No DOM: the page sends what it returns.
+ */
+export class ExpertRestore {
+  constructor() {
+    /** Expert is open */
+    this.open = false;
+    /** @type {Map<number, object>} each mode's Basic values while Expert is open */
+    this.base = new Map();
+    /** @type {Map<number, object>} restores owed to parked modes (sent when shown) */
+    this.owed = new Map();
+  }
+
+  /**
+   * Expert opens on the mode `dim` showing `params`.
+   *
+   * @param {object} params
+   * @param {number} dim
+   */
+  enter(params, dim) {
+    this.open = true;
+    this.base = new Map([[dim, structuredClone(params)]]);
+  }
+
+  /**
+   * Expert closes on the mode `dim` showing `params`: the changes that restore it (a parked mode
+   * that was shown in this Expert session is restored when it is shown again).
+   *
+   * @param {object} params
+   * @param {number} dim
+   * @returns {Record<string, *>} empty when nothing to restore
+   */
+  leave(params, dim) {
+    this.open = false;
+    for (const [d, basic] of this.base) if (d !== dim) this.owed.set(d, basic);
+    const basic = this.base.get(dim);
+    this.base.clear();
+    return basic ? restoringChanges(params, basic) : {};
+  }
+
+  /**
+   * A `params` message: keep track of the modes, and say what to restore now (an owed restore of
+   * the mode just shown).
+   *
+   * @param {{dim: number, params: object, parked?: number[]}} msg
+   * @param {{dim: number, params: object}|null} previous the last params message (null: a new
+   *   connection)
+   * @param {boolean} rebase another scene was chosen
+   * @returns {Record<string, *>} the changes to send (empty: none)
+   */
+  onParams(msg, previous, rebase) {
+    const dim = msg.dim;
+    if (rebase || !previous) {
+      this.owed.clear();
+      this.base = this.open ? new Map([[dim, structuredClone(msg.params)]]) : new Map();
+      return {};
+    }
+    const switched = previous.dim !== dim;
+    let changes = {};
+    if (switched && this.owed.has(dim)) {
+      const basic = this.owed.get(dim);
+      this.owed.delete(dim);
+      changes = restoringChanges(msg.params, basic);
+      if (this.open) this.base.set(dim, basic);
+    }
+    if (this.open && !this.base.has(dim)) {
+      this.base.set(dim, switched ? this._carried(msg.params, previous) : structuredClone(msg.params));
+    }
+    for (const map of [this.base, this.owed]) {
+      for (const d of [...map.keys()]) if (d !== dim && !(msg.parked ?? []).includes(d)) map.delete(d);
+    }
+    return changes;
+  }
+
+  /** Basic values of a mode built while Expert was open, from the mode it was built from. */
+  _carried(params, from) {
+    const basic = this.base.get(from.dim);
+    if (!basic) return structuredClone(params);
+    let out = structuredClone(params);
+    for (const [key, value] of Object.entries(restoringChanges(from.params, basic))) {
+      if (key !== "model" && sameValue(getKey(params, key), getKey(from.params, key))) out = withKey(out, key, value);
+    }
+    return out;
   }
 }

@@ -96,6 +96,26 @@ export function getKey(params, key) {
 }
 
 /**
+ * A copy of a parameter dictionary with one dotted key set (the sections on the way created).
+ *
+ * @param {object} params
+ * @param {string} key
+ * @param {*} value
+ * @returns {object}
+ */
+export function withKey(params, key, value) {
+  const out = structuredClone(params);
+  const parts = key.split(".");
+  let node = out;
+  for (const part of parts.slice(0, -1)) {
+    if (node[part] === null || typeof node[part] !== "object") node[part] = {};
+    node = node[part];
+  }
+  node[parts[parts.length - 1]] = structuredClone(value);
+  return out;
+}
+
+/**
  * Flatten a parameter dictionary into dotted leaf keys (lists are leaves, as `set` takes them).
  *
  * @param {object} params

@@ -43,7 +43,8 @@ export function byId(id) {
 /**
  * The line shown while the server compiles its kernels (a `compiling` message): the scene they
  * are for and the server's own estimate ("about 50 s", the words of its log line, from the
- * figures measured for each preset), when the server knows them.
+ * figures measured for each preset), when the server sends them. The page has no estimate of its
+ * own: its fixed "usually 1 to 3 minutes" contradicted the server's line ("about 30 s").
  *
  * @param {{kernels: number, seconds: number, current?: string, scene?: string, estimate?: string}} msg
  * @returns {string}
@@ -53,8 +54,8 @@ export function compilingText(msg) {
   const time = s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
   const now = msg.current ? ` (now ${msg.current})` : "";
   const scene = msg.scene ? ` for ${msg.scene}` : "";
-  const estimate = msg.estimate ? `${msg.estimate} in all` : "usually 1 to 3 minutes";
-  return `compiling kernels${scene} (first start only) ... ${msg.kernels} compiled, ${time}${now}; ${estimate}`;
+  const estimate = msg.estimate ? `; ${msg.estimate} in all` : "";
+  return `compiling kernels${scene} (first start only) ... ${msg.kernels} compiled, ${time}${now}${estimate}`;
 }
 
 /** How long the status bar shows a notice ("reconnected: ...") in place of the mode [ms]. */

@@ -119,7 +119,7 @@ test("compilingText: the scene and the server's own estimate, when it sends them
   );
   assert.equal(
     compilingText({ kernels: 0, seconds: 3 }),
-    "compiling kernels (first start only) ... 0 compiled, 3 s; usually 1 to 3 minutes",
+    "compiling kernels (first start only) ... 0 compiled, 3 s", // no estimate of the page's own
   );
 });
 

@@ -64,6 +64,63 @@ def _search_space(position: np.ndarray, space: Any) -> tuple[np.ndarray, Any]:
     return points, lambda some: cKDTree(some, boxsize=box)
 
 
+def copied_from(
+    sim: Host, source: np.ndarray, free: np.ndarray, copy_from: int, reach: float, mutual: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which ``free`` birds copy a ``source`` bird (both (N,) masks over rows; only living birds take
+    part): a free bird copies when one of its ``copy_from`` nearest living birds within ``reach`` is a
+    source, the nearest such one; with ``mutual`` also when it is one of a source's ``copy_from``
+    nearest within ``reach`` (then the first such source by row). Returns the copying rows and, for
+    each, the row it copies. SciPy's k-d tree (periodic worlds: across the edges), searched only for
+    the free birds within ``reach`` of a source (and, with ``mutual``, for the sources); no random
+    numbers."""
+    none = np.zeros(0, dtype=np.int64)
+    alive = np.flatnonzero(sim.state.alive)
+    if copy_from == 0 or len(alive) < 2 or not source[alive].any() or not free[alive].any():
+        return none, none
+    position, tree_of = _search_space(sim.state.position[alive], sim.model.space)
+    k = min(copy_from, len(alive) - 1)
+    missing = len(alive)  # SciPy's index for "none within reach"
+    tree = tree_of(position)
+
+    def nearest(rows: np.ndarray) -> np.ndarray:
+        """(len(rows), k) indices into ``alive`` of each row's k nearest within reach, nearest first,
+        ``missing`` where there are fewer."""
+        _, found = tree.query(position[rows], k=k + 1, distance_upper_bound=reach)
+        found = np.asarray(found).reshape(len(rows), k + 1)
+        found = np.where(found == rows[:, None], missing, found)  # the bird itself is no neighbour
+        order = np.argsort(found == missing, axis=1, kind="stable")[:, :k]  # nearest first, misses last
+        return np.take_along_axis(found, order, axis=1)
+
+    # only a free bird within reach of a source can copy: search the others no further
+    sources = np.flatnonzero(source[alive])
+    watchers = np.flatnonzero(free[alive])
+    gap, _ = tree_of(position[sources]).query(position[watchers], k=1, distance_upper_bound=reach)
+    watchers = watchers[np.isfinite(gap)]
+    copiers, models = none, none
+    if len(watchers):
+        near = nearest(watchers)
+        valid = near < missing
+        neighbour = alive[np.where(valid, near, 0)]
+        copying = valid & source[neighbour]  # (watchers, k): nearest first
+        starts = copying.any(axis=1)
+        copiers = alive[watchers[starts]]
+        models = neighbour[starts, np.argmax(copying[starts], axis=1)]
+    if mutual:
+        near = nearest(sources)
+        valid = near < missing
+        target = alive[np.where(valid, near, 0)]
+        seen = valid & free[target]  # (sources, k): free birds a source has among its nearest
+        rows, cols = np.nonzero(seen)  # source-major: the first occurrence is the first source by row
+        target = target[rows, cols]
+        fresh = ~np.isin(target, copiers)
+        target, rows = target[fresh], rows[fresh]
+        target, first = np.unique(target, return_index=True)
+        copiers = np.concatenate([copiers, target])
+        models = np.concatenate([models, alive[sources[rows[first]]]])
+    return copiers, models
+
+
 class EscapeWaves:
     """The escape manoeuvres of a banked flock (module docstring). ``start`` (N,) holds each bird's
     latest start time [s] (-inf: never), ``first_side`` (N,) its side (+1 or -1) at that start;
@@ -127,35 +184,12 @@ class EscapeWaves:
 
     def _copy(self, sim: Host, free: np.ndarray, t: float) -> None:
         p = self.params
-        alive = np.flatnonzero(sim.state.alive)
         earlier = self.start < t - 0.5 * sim.dt  # started in an earlier step
         waited = t - self.start >= p.latency - 1e-9 * max(sim.dt, p.latency)
         source = self.manoeuvring(t) & earlier & waited
-        if p.copy_from == 0 or len(alive) < 2 or not source[alive].any() or not free[alive].any():
-            return
-        position, tree_of = _search_space(sim.state.position[alive], sim.model.space)
-        # only a free bird within reach of a source can copy: search the others no further
-        sources = np.flatnonzero(source[alive])
-        watchers = np.flatnonzero(free[alive])
-        gap, _ = tree_of(position[sources]).query(position[watchers], k=1, distance_upper_bound=p.reach)
-        watchers = watchers[np.isfinite(gap)]
-        if len(watchers) == 0:
-            return
-        k = min(p.copy_from, len(alive) - 1)
-        _, found = tree_of(position).query(position[watchers], k=k + 1, distance_upper_bound=p.reach)
-        found = np.asarray(found).reshape(len(watchers), k + 1)
-        missing = len(alive)  # SciPy's index for "none within reach"
-        found = np.where(found == watchers[:, None], missing, found)  # the bird itself is no neighbour
-        order = np.argsort(found == missing, axis=1, kind="stable")[:, :k]  # nearest first, misses last
-        nearest = np.take_along_axis(found, order, axis=1)
-        valid = nearest < missing
-        neighbour = alive[np.where(valid, nearest, 0)]
-        copying = valid & source[neighbour]  # (watchers, k): nearest first
-        starts = copying.any(axis=1)
-        if not starts.any():
-            return
-        model = neighbour[starts, np.argmax(copying[starts], axis=1)]
-        self.begin(alive[watchers[starts]], self.first_side[model], t)
+        copiers, models = copied_from(sim, source, free, p.copy_from, p.reach)
+        if len(copiers):
+            self.begin(copiers, self.first_side[models], t)
 
     # ------------------------------------------------------------------ the step
     def before_step(self, sim: Host) -> None:

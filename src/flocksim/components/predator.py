@@ -19,9 +19,20 @@ Rules (parameters in ``params.predator``):
 - nothing is caught while ``min_remaining`` birds or fewer are alive;
   several predators catching in one step are handled in predator order.
 
-Targets are stored as stable agent ids. Predators start at uniform random
-positions in the region with random headings, drawn from the simulation's
-generator when the component is created.
+Targets are stored as stable agent ids. Predators start outside the flock:
+at distance R + ``detection`` from the living birds' centre, R being the
+farthest living bird's distance from it, so every bird is at least
+``detection`` away and none reacts at first; each predator heads at the
+flock's centre. The side it starts on is the direction, from the region's
+centre, of a uniform random point of the region drawn from the simulation's
+generator when the component is created (with a random heading, unused). In a
+periodic world (a flock there may fill the whole region) and with no living
+bird, a predator starts at that random point with that heading, as every
+predator did before: :meth:`Predators.start_anywhere` puts them there in any
+world (the predator experiments do, so that their committed results re-make).
+The draws are the same either way, so the rest of a run's random stream is too.
+A component added to a running flock (the viewer switching the predator on) is
+placed again around that flock (:meth:`Predators.flock_replaced`).
 """
 
 from __future__ import annotations
@@ -31,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flocksim.initial import initial_positions
+from flocksim.initial import initial_positions, region_centre
 from flocksim.kernels.pursuit import distance_to, nearest_alive, pursue
 
 if TYPE_CHECKING:
@@ -56,6 +67,10 @@ class Predators:
         heading = sim.rng.standard_normal((count, self.dim))
         length = np.sqrt(sum(heading[:, j] * heading[:, j] for j in range(self.dim)))  # no BLAS: same on every CPU
         self.velocity = heading / np.maximum(length, 1e-300)[:, None] * self.speed
+        self._anywhere = (self.position.copy(), self.velocity.copy())  # the uniform random start
+        self._sides = self.position - region_centre(sim.params.world)  # the directions the start outside takes
+        self._periodic = sim.params.world.bounds.kind == "periodic"
+        self._start_outside(sim.state)
         self.target = np.full(count, NO_TARGET, dtype=np.int64)
         self.chase_steps = np.zeros(count, dtype=np.int64)
         self.caught = 0
@@ -110,7 +125,38 @@ class Predators:
         self.chase_steps = np.array(data["chase_steps"], dtype=np.int64).reshape(shape[0])
         self.caught = int(data["caught"])
 
+    def flock_replaced(self, sim: Host) -> None:
+        """The flock was replaced by another one (a running flock carried into a simulation that
+        gained this component): start outside that flock, as :meth:`__init__` did outside its own."""
+        self._start_outside(sim.state)
+        self._publish(sim)
+
+    def start_anywhere(self, sim: Host) -> None:
+        """Put every predator back at the uniform random point of the region drawn when the
+        component was created, with the random heading drawn then, possibly among the birds (the
+        start of every predator before they started outside the flock). Call before the first step."""
+        self.position, self.velocity = (a.copy() for a in self._anywhere)
+        self._publish(sim)
+
     # --------------------------------------------------------------- helpers
+
+    def _start_outside(self, state) -> None:
+        """Move every predator to distance R + detection from the living birds' centre (R: the
+        farthest living bird's distance from it) along its side, heading at the centre; nothing
+        changes in a periodic world or without a living bird."""
+        alive = state.position[state.alive]
+        if self._periodic or len(alive) == 0:
+            return
+        centre = np.array([math.fsum(alive[:, j]) / len(alive) for j in range(self.dim)])  # exact: same on every CPU
+        offset = alive - centre
+        reach = float(np.sqrt(np.max(sum(offset[:, j] * offset[:, j] for j in range(self.dim)))))
+        distance = reach + self.params.detection
+        for k in range(len(self.position)):
+            side = self._sides[k]
+            length = math.sqrt(sum(float(side[j]) ** 2 for j in range(self.dim)))
+            unit = side / length if length > 0.0 else np.eye(self.dim)[0]
+            self.position[k] = centre + unit * distance
+            self.velocity[k] = -unit * self.speed
 
     @staticmethod
     def remaining(sim: Host) -> int:

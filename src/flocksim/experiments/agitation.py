@@ -12,6 +12,7 @@ import numpy as np
 from flocksim.experiments.common import Condition, Experiment, RunSpec, make_sim, seconds, steps_of, twin
 from flocksim.metrics import polarization
 from flocksim.metrics.starlings import mean_heading
+from flocksim.metrics.wings import side_view, visible_wing
 
 PRESET = "starlings-3d"
 BASE = ("escape.enabled=true", "agents.init.kind=flock")
@@ -19,6 +20,11 @@ INITIATORS = 10
 """Birds on the flock's edge that start the manoeuvre (those nearest the edge bird)."""
 BANK_DEPARTURE_DEG = 20.0
 """A wave has reached a bird when its bank angle differs from its twin's by this much."""
+VIEWS_DEG = {"below": 90.0, "side30": 30.0}
+"""Observers on the ground whose view of the band is measured: straight below the flock, and beside
+it looking up at 30 degrees across the flight direction (:func:`flocksim.metrics.wings.side_view`)."""
+BAND_MIN_SHARE = 0.01
+"""Steps whose band holds fewer of the main flock's birds than this share are left out of the wing ratios."""
 
 
 def _edge_start(sim) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -55,7 +61,11 @@ def measure_agitation(spec: RunSpec, n: int) -> dict[str, float]:
     median dwell; ``crossing_s``: when 90 % of the birds have been reached; ``peak_share``: the
     largest share of birds that far off at one time (the band's size). Shares and fits are over the
     main flock's birds (``main_flock_share`` of the living); ``reached_outside``: the share of the
-    others (groups split off) reached."""
+    others (groups split off) reached. ``band_wing_below`` and ``band_wing_side30``: the wing area
+    the band's birds show (:func:`flocksim.metrics.wings.visible_wing`, summed over the band's birds
+    and the steps whose band holds at least BAND_MIN_SHARE of the main flock) over what the same
+    birds show at the same steps in the unkicked twin, seen from each of VIEWS_DEG (above 1: the band
+    reads darker than the flock would without the wave)."""
     sim = make_sim(spec, n, BASE)
     sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
     kicked = twin(sim)
@@ -71,6 +81,8 @@ def measure_agitation(spec: RunSpec, n: int) -> dict[str, float]:
     dwell = np.zeros(len(alive))
     threshold = math.radians(BANK_DEPARTURE_DEG)
     peak = 0.0
+    views = {name: side_view(mean_heading(s.velocity[alive[main]]), e) for name, e in VIEWS_DEG.items()}
+    wing = {name: np.zeros(2) for name in views}  # seen in the band: kicked, twin
     for t in range(steps_of(sim, seconds(spec, 3.0, 1.0))):
         sim.step()
         kicked.step()
@@ -78,6 +90,11 @@ def measure_agitation(spec: RunSpec, n: int) -> dict[str, float]:
         arrival[off & ~np.isfinite(arrival)] = (t + 1) * sim.dt
         dwell += off * sim.dt
         peak = max(peak, float(off.mean()))
+        band = alive[off & main]
+        if len(band) >= BAND_MIN_SHARE * main.sum():
+            for name, view in views.items():
+                wing[name][0] += visible_wing(kicked.state.velocity[band], kicked.state.spin[band, 0], view).sum()
+                wing[name][1] += visible_wing(s.velocity[band], s.spin[band, 0], view).sum()
     others = main & ~is_initiator
     reached = np.isfinite(arrival) & others
     out = {
@@ -90,6 +107,8 @@ def measure_agitation(spec: RunSpec, n: int) -> dict[str, float]:
         "polarization_end": polarization(kicked.state.velocity[alive]),
         "polarization_twin_end": polarization(s.velocity[alive]),
     }
+    for name, (seen, twin_seen) in wing.items():
+        out[f"band_wing_{name}"] = float(seen / twin_seen) if twin_seen > 0 else math.nan
     times = np.sort(arrival[others])
     k90 = math.ceil(0.9 * len(times)) - 1
     out["crossing_s"] = float(times[k90]) if len(times) and np.isfinite(times[k90]) else math.nan
@@ -120,7 +139,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "from the edge bird: t = a + r / speed (r2); width_m = speed x the median time a reached bird stays 20 "
         "degrees off; crossing_s: 90 % reached; peak_share: most birds off at one time; started: share that "
         "began a manoeuvre; shares over the main flock (main_flock_share of the birds), reached_outside over "
-        "the groups apart. Controls: copying off; fewer neighbours copied; a longer latency; 1000 birds.",
+        "the groups apart; band_wing_below / band_wing_side30: the wing area the band's birds show an observer "
+        "straight below / beside the flock looking up at 30 degrees, over what the same birds show in the "
+        "unkicked twin (above 1: a darker band). Controls: copying off; fewer neighbours copied; a longer "
+        "latency; 1000 birds.",
         (
             _condition("copy 7, 50 ms", 2000),
             _condition("copy 4, 50 ms", 2000, ("escape.copy_from=4",)),
@@ -136,6 +158,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
             "crossing_s": "bands cross the flock within about a second (Behav. Ecol. Sociobiol. 2019, "
             "doi:10.1007/s00265-019-2734-4)",
             "width_m": "an approximately fixed width (same source)",
+            "band_wing_side30": "dark bands: banking birds show more wing (Hemelrijk et al. 2015)",
         },
     ),
 )

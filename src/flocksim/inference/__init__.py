@@ -19,6 +19,7 @@ from typing import Any
 
 from flocksim.inference.priors import FitError, Prior, parse_priors
 from flocksim.inference.result import FitResult, plot_fit
+from flocksim.inference.stability import MAX_REPLICATES
 from flocksim.inference.statistics import STATISTICS, default_statistics
 
 DEFAULT_SIMULATIONS = 200
@@ -175,6 +176,7 @@ def fit(
     distance: str = "informative",
     box: str | None = None,
     console: Any = None,
+    replicates: int = 1,
 ) -> FitResult:
     """Fit the ``priors``' parameters of ``params`` to ``tracks``.
 
@@ -196,7 +198,10 @@ def fit(
     input raises :class:`FitError` or :class:`flocksim.io.tracks.TracksError` before any simulation
     runs. ``console`` (a rich Console): one line as the fit starts and one per sampling round
     (calibration, each generation), whether or not it is a terminal. ``provenance.assumed`` names
-    the model's update variant taken from ``params`` (:data:`VARIANTS`).
+    the model's update variant taken from ``params`` (:data:`VARIANTS`). ``replicates``: fit the
+    tracks this many times (1 to :data:`flocksim.inference.stability.MAX_REPLICATES`), with seeds
+    ``seed``, ``seed + 1``, ...; the result is the first fit's, and :meth:`FitResult.stability` says
+    whether the others agree with it (each spends ``simulations``).
     """
     from flocksim._extras import require
 
@@ -222,6 +227,10 @@ def fit(
         raise FitError(f"population: {population!r}; allowed: a whole number from 5 to the simulations")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise FitError(f"--seed: {seed!r}; allowed: a whole number >= 0")
+    if isinstance(replicates, bool) or not isinstance(replicates, int) or not 1 <= replicates <= MAX_REPLICATES:
+        raise FitError(f"--replicates: {replicates!r}; allowed: a whole number from 1 to {MAX_REPLICATES}")
+    if seed + replicates > 2**63:
+        raise FitError(f"--seed: {seed!r}; allowed: a whole number >= 0 and below 2^63 - replicates")
     if distance not in DISTANCES:
         raise FitError(f"--distance: {distance!r}; allowed: {', '.join(DISTANCES)}")
     if client is None and scheduler is None:
@@ -273,24 +282,32 @@ def fit(
     observed = {k_: v for k_, v in measured.items() if np.isfinite(v)}
     if not observed:
         raise FitError(f"{path}: none of the statistics {', '.join(statistics)} is defined for these tracks")
-    model = SimulationModel(plan, tuple(p.key for p in priors), seed, observed)
+    seeds = [seed + r for r in range(replicates)]
+    models = [SimulationModel(plan, tuple(p.key for p in priors), s, observed) for s in seeds]
 
     def report(line: str) -> None:
         if console is not None:
             console.print(line, markup=False, highlight=False, soft_wrap=True)
 
-    def sample(on: Any) -> Any:
+    def sample(on: Any) -> list[Any]:
         report(
             f"fit: {int(ds.sizes['agent'])} birds, {len(time)} frames, {burn_in_steps} burn-in steps per run; "
             f"{population or population_size(simulations)} particles per generation, about {simulations} simulations"
+            + (f" per replicate, {replicates} replicates (seeds {seeds[0]} to {seeds[-1]})" if replicates > 1 else "")
         )
-        return run_abc(model, priors, observed, simulations, on, population, distance, report)
+        found = []
+        for r, model in enumerate(models):
+            if replicates > 1:
+                report(f"fit: replicate {r + 1} of {replicates} (seed {model.seed})")
+            found.append(run_abc(model, priors, observed, simulations, on, population, distance, report))
+        return found
 
     if client is not None:
-        posterior = sample(client)
+        posteriors = sample(client)
     else:
         with dask_client(scheduler, workers, 1, console) as own:
-            posterior = sample(own)
+            posteriors = sample(own)
+    posterior = posteriors[0]
     import pyabc
 
     return FitResult(
@@ -316,6 +333,7 @@ def fit(
             "tracks": str(path),
             "tracks_sha256": _file_hash(path),
             "seed": seed,
+            "replicates": replicates,
             "model": params.model,
             "parameters": base,
             "population": population or population_size(simulations),
@@ -329,4 +347,6 @@ def fit(
             "assumed": assumed_variants(params),
         },
         posterior=posterior,
+        replicates=[summarize_posterior(p, priors) for p in posteriors] if replicates > 1 else None,
+        replicate_seeds=seeds if replicates > 1 else None,
     )

@@ -23,7 +23,8 @@ class FitResult:
     undefined in the tracks}; ``distances``: tolerances per generation and the final particles'
     distances; ``simulations``; ``provenance``: flocksim version, tracks file and its sha256, seed,
     how runs were made; ``posterior``: the final particles and weights (for plots). :meth:`interval`
-    says how many particles the intervals rest on, :meth:`identifiability` what the data narrowed."""
+    says how many particles the intervals rest on, :meth:`identifiability` what the data narrowed,
+    :meth:`stability` whether fits with other seeds (``replicates``) agree."""
 
     parameters: dict[str, dict[str, Any]]
     priors: list[Prior]
@@ -33,6 +34,9 @@ class FitResult:
     generations: int
     provenance: dict[str, Any]
     posterior: Posterior = field(repr=False)
+    replicates: list[dict[str, dict[str, Any]]] | None = None
+    """With ``fit(replicates=R > 1)``: each replicate's posterior summary (the first is ``parameters``)."""
+    replicate_seeds: list[int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``fit.json``."""
@@ -45,6 +49,7 @@ class FitResult:
             "generations": self.generations,
             "interval": self.interval(),
             "identifiability": self.identifiability(),
+            "stability": self.stability(),
             "posterior": {
                 "keys": [p.key for p in self.priors],
                 "samples": self.posterior.samples.tolist(),
@@ -62,11 +67,23 @@ class FitResult:
         """Per parameter, what the data told about it: :func:`identifiability`."""
         return identifiability(self.posterior, self.priors, self.parameters)
 
+    def stability(self) -> dict[str, dict[str, Any]] | None:
+        """Per parameter, whether the replicates agree (:func:`flocksim.inference.stability.stability`);
+        None for a fit of one replicate."""
+        if not self.replicates or len(self.replicates) < 2:
+            return None
+        from flocksim.inference.stability import stability
+
+        return stability(self.replicates, self.replicate_seeds or list(range(len(self.replicates))))
+
     def warnings(self) -> list[str]:
-        """The lines a user must see: too few particles for a 95 % interval, and each parameter the
-        data cannot tell or that presses against its prior's bound (one line each)."""
+        """The lines a user must see: too few particles for a 95 % interval, each parameter the data
+        cannot tell or that presses against its prior's bound, and each whose replicates disagree
+        (one line each)."""
         lines = [self.interval()["warning"]] if self.interval()["warning"] else []
         for report in self.identifiability().values():
+            lines.extend(report["warnings"])
+        for report in (self.stability() or {}).values():
             lines.extend(report["warnings"])
         return lines
 
@@ -136,8 +153,12 @@ def identifiability(
     the prior's; ``mass_near_low`` / ``mass_near_high``, the posterior weight within
     :data:`BOUND_ZONE` of the prior's range from each bound; ``warnings``: a line when the ratio is
     above :data:`WIDTH_RATIO_WARNING` (the data cannot tell the parameter) and one per bound holding
-    more than :data:`BOUND_MASS_WARNING` of the weight (the posterior piles against it)."""
+    more than :data:`BOUND_MASS_WARNING` of the weight (the posterior piles against it);
+    ``sensitivity``: statistic -> how far it moves across the prior in units of its scatter
+    (:func:`sensitivity`; None when it cannot be told), with a warning when none moves more than
+    :data:`SENSITIVITY_WARNING`."""
     w = posterior.weights / np.sum(posterior.weights)
+    seen = sensitivity(posterior, priors)
     out: dict[str, dict[str, Any]] = {}
     for i, prior in enumerate(priors):
         x = posterior.samples[:, i]
@@ -159,13 +180,57 @@ def identifiability(
                     f"posterior's weight is within {BOUND_ZONE:.0%} of the prior's range of it (the truth may lie "
                     "beyond the prior, or the model may not reach the tracks there)"
                 )
+        moves = seen.get(prior.key, {}) if seen else {}
+        if moves and max(moves.values()) < SENSITIVITY_WARNING:
+            best = max(moves, key=moves.__getitem__)
+            warnings.append(
+                f"warning: no statistic sees {prior.key}: across its prior [{prior.low:g}, {prior.high:g}] the one "
+                f"that moves most, {best}, moves {moves[best]:.2f} of its run-to-run scatter (first generation's runs)"
+            )
         out[prior.key] = {
             "width_ratio": ratio,
             "mass_near_low": near_low,
             "mass_near_high": near_high,
+            "sensitivity": moves or None,
             "warnings": warnings,
         }
     return out
+
+
+SENSITIVITY_WARNING = 1.0
+"""A parameter across whose prior range no statistic moves by more than this many of its own
+scatters (:func:`sensitivity`): the statistics hardly see it."""
+
+
+def sensitivity(posterior: Posterior, priors: list[Prior]) -> dict[str, dict[str, float]] | None:
+    """Per parameter and statistic, how far the statistic moves across the parameter's whole prior
+    range in units of its scatter: the first generation's runs (parameters drawn from the prior
+    and kept within the first tolerance) are fitted by least squares with a line in every parameter,
+    each scaled to its prior's range (0 to 1); a statistic's value is |its slope on the parameter| over
+    the standard deviation of its residuals (run-to-run noise plus what a line misses). None when
+    the runs are too few (fewer than parameters + 3) or no statistic varies."""
+    if posterior.first_generation is None:
+        return None
+    values, stats, names = posterior.first_generation
+    runs, count = values.shape
+    if runs < count + 3 or len(priors) != count:
+        return None
+    low = np.array([p.low for p in priors])
+    span = np.array([p.high - p.low for p in priors])
+    design = np.column_stack([np.ones(runs), (values - low) / span])
+    out: dict[str, dict[str, float]] = {p.key: {} for p in priors}
+    for j, name in enumerate(names):
+        y = stats[:, j]
+        if not np.all(np.isfinite(y)):
+            continue
+        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+        residual = y - design @ coef
+        scatter = math.sqrt(float(residual @ residual) / (runs - count - 1))
+        if scatter <= 0.0:
+            continue
+        for k, prior in enumerate(priors):
+            out[prior.key][name] = float(abs(coef[k + 1]) / scatter)
+    return out if any(out.values()) else None
 
 
 def summarize_posterior(posterior: Posterior, priors: list[Prior]) -> dict[str, dict[str, Any]]:
@@ -211,7 +276,7 @@ def plot_fit(result: FitResult, output: str | Path) -> Path:
         ax.axhline(1.0 / (prior.high - prior.low), color="grey", linestyle=":", label="prior")
         ax.axvline(summary["median"], color="black", label=f"median {summary['median']:.3g}")
         lo, hi = summary["ci95"]
-        ax.axvspan(lo, hi, color="#c0392b", alpha=0.15, label=f"95 % [{lo:.3g}, {hi:.3g}]")
+        ax.axvspan(lo, hi, color="#c0392b", alpha=0.15, label=band_label(result.interval(), lo, hi))
         ax.set_xlim(prior.low, prior.high)
         ax.set_xlabel(prior.key)
         ax.set_ylabel("density")
@@ -222,6 +287,15 @@ def plot_fit(result: FitResult, output: str | Path) -> Path:
     with atomic_path(output) as tmp:
         figure.savefig(tmp, format=output.suffix.lower()[1:])
     return output
+
+
+def band_label(support: dict[str, Any], lo: float, hi: float) -> str:
+    """The legend of the plot's interval band: "95 % [lo, hi]" only when :func:`interval_support`
+    finds enough particles to carry it, else the quantiles and the few particles they rest on."""
+    if support["enough"]:
+        return f"95 % [{lo:.3g}, {hi:.3g}]"
+    effective = support["effective_particles"]
+    return f"2.5-97.5 % quantiles [{lo:.3g}, {hi:.3g}] of {effective:.0f} effective particles: too few for 95 %"
 
 
 def finite(value: float) -> float | None:

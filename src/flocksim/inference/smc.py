@@ -119,6 +119,9 @@ class Posterior:
     simulations: int
     generations: int
     acceptance: list[float]
+    first_generation: tuple[np.ndarray, np.ndarray, tuple[str, ...]] | None = None
+    """(parameters (particles, keys), statistics (particles, names), names) of the first
+    generation's particles: the runs that :func:`flocksim.inference.result.sensitivity` reads."""
 
 
 def _seeded_sampler_class() -> type:
@@ -294,6 +297,8 @@ def run_abc(
         epsilons = [float(e) for e in populations["epsilon"]]
         counts = [int(s) for s in populations["samples"]]
         size = len(frame)
+        first = history.get_population(t=0).get_particles_by_model()[0]
+        names = tuple(observed)
         result = Posterior(
             samples=samples,
             weights=np.asarray(weights, dtype=np.float64) / float(np.sum(weights)),
@@ -302,6 +307,11 @@ def run_abc(
             simulations=int(history.total_nr_simulations),
             generations=history.max_t + 1,
             acceptance=[size / c if c else math.nan for c in counts],
+            first_generation=(
+                np.array([[p.parameter[f"p{i}"] for i in range(len(priors))] for p in first], dtype=np.float64),
+                np.array([[p.sum_stat[name] for name in names] for p in first], dtype=np.float64),
+                names,
+            ),
         )
     return result
 

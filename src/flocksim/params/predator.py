@@ -81,7 +81,14 @@ class SpontaneousTurning(Strict):
     acting. Those start times are imposed, not emergent. With ``propagation =
     "emergent"`` only the initiators are turned: the others turn if and when
     their rules make them (with underdamped inertial-spin alignment the turn
-    crosses the flock as a wave, as Attanasi et al. 2014 observed).
+    crosses the flock as a wave, as Attanasi et al. 2014 observed). With
+    ``propagation = "copied"`` a bird starts the turn when one of its
+    ``copy_from`` nearest living neighbours within ``reach`` started it at
+    least ``latency`` earlier and is still turning (as escape manoeuvres are
+    copied): the signal speed emerges from the density and the latency.
+    ``turn_by = "bank"`` turns a bird through its own urge to turn (banked
+    flight's lateral acceleration, ``turn_rate_deg`` x the cruise speed)
+    instead of rotating its velocity about the wave's axis.
     """
 
     enabled: bool = Field(False, description="Start spontaneous turns; allowed: true | false.")
@@ -97,8 +104,28 @@ class SpontaneousTurning(Strict):
         "Which lateral side a turn starts on: random (either side, even odds) | roost (the side that turns the "
         "flock toward the centre of an active rules.roost, horizontally; random without one).",
     )
-    propagation: Literal["imposed", "emergent"] = choice(
+    propagation: Literal["imposed", "emergent", "copied"] = choice(
         "imposed",
         "How the turn reaches the other birds: imposed (start delayed by distance / signal speed) | emergent "
-        "(only the initiators are turned; the rest follow through their rules).",
+        "(only the initiators are turned; the rest follow through their rules) | copied (a bird starts when one "
+        "of its copy_from nearest neighbours within reach started at least latency earlier and still turns).",
+    )
+    copy_from: int = quantity(7, "birds", "Nearest neighbours a bird watches (propagation = copied)", ge=1, le=64)
+    reach: float = quantity(
+        5.0, "units", "Neighbours farther than this are not watched (propagation = copied)", gt=0.0, le=1e9
+    )
+    latency: float = quantity(
+        0.05, "s", "Delay between a neighbour's start and the copy (propagation = copied)", ge=0.0, le=1e6
+    )
+    mutual: bool = Field(
+        False,
+        description="propagation = copied: a bird also copies a turning bird that has it among its copy_from "
+        "nearest within reach (a lobe of the flock whose birds watch only each other no longer stops the turn); "
+        "allowed: true | false.",
+    )
+    turn_by: Literal["axis", "bank"] = choice(
+        "axis",
+        "How a turning bird turns: axis (its velocity rotated about the wave's axis at turn_rate_deg) | bank "
+        "(its urge to turn, the lateral acceleration that sets its bank, set to turn_rate_deg x the cruise "
+        "speed toward the inward side; needs rules.flight.mode = banked).",
     )

@@ -443,6 +443,15 @@ class ReynoldsParams(ModelBase):
         return self
 
     @model_validator(mode="after")
+    def _turn_by_bank(self) -> ReynoldsParams:
+        if self.turning.enabled and self.turning.turn_by == "bank" and self.rules.flight.mode != "banked":
+            raise ValueError(
+                "turning.turn_by = 'bank': needs rules.flight.mode = 'banked' (the turn banks the bird); "
+                f"got rules.flight.mode = {self.rules.flight.mode!r}"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _spin_damping(self) -> ReynoldsParams:
         a = self.rules.alignment
         if a.mode == "inertial-spin":

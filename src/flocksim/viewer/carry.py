@@ -59,8 +59,14 @@ def carry_over(old: Simulation, new: Simulation) -> None:
 def carry_components(old: Simulation, new: Simulation) -> None:
     """Load the state of each of ``old``'s components into ``new``'s component of the same name
     where it fits (shapes, dimension); the others start fresh. The pointer follows if the
-    dimension allows."""
+    dimension allows. A component ``old`` lacks (the predator just switched on) is told that its
+    flock was replaced (its ``flock_replaced``, if any: the predator starts outside this flock)."""
     ours = {c.name: c for c in new.components}
+    theirs = {c.name for c in old.components}
+    for component in new.components:
+        hook = getattr(component, "flock_replaced", None)
+        if component.name not in theirs and hook is not None:
+            hook(new)
     for component in old.components:
         if component.name == "pointer":
             with contextlib.suppress(ValueError):

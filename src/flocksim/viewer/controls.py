@@ -302,9 +302,51 @@ def _toml_literal(value: Any, key: str, depth: int = 0) -> str:
     raise ControlError(f"{key}: unsupported value of type {type(value).__name__}")
 
 
+def count_text(n: int) -> str:
+    """An agent count as the presets' descriptions write it: "500", "2000", and from 10 000 on in
+    groups of three digits: "100 000"."""
+    text = str(int(n))
+    if n < 10_000:
+        return text
+    groups = []
+    while text:
+        groups.insert(0, text[-3:])
+        text = text[:-3]
+    return " ".join(groups)
+
+
+def follow_count(description: str, old_n: int, new_n: int) -> str:
+    """``description`` with its first mention of the agent count ``old_n`` (written "500",
+    "100 000" or "100,000", never part of a larger number) changed to ``new_n``: "500 starlings"
+    -> "10 000 starlings". Unchanged when it does not mention ``old_n``."""
+    if int(old_n) == int(new_n) or not description:
+        return description
+    digits = str(int(old_n))
+    groups = [digits[max(0, i - 3) : i] for i in range(len(digits), 0, -3)][::-1]
+    grouped = r"[ ,\u202f]".join(groups) if len(groups) > 1 else None
+    pattern = digits if grouped is None else f"(?:{digits}|{grouped})"
+    match = re.search(rf"(?<![\d.,])(?<!\d )({pattern})(?![\d]|[.,]\d|[ ,\u202f]\d{{3}})", description)
+    if match is None:
+        return description
+    return description[: match.start(1)] + count_text(new_n) + description[match.end(1) :]
+
+
+def with_followed_count(before: AnyParams, after: AnyParams, described: bool) -> AnyParams:
+    """``after`` with its description following its agent count when the change from ``before``
+    set ``agents.n`` and not the description (``described``): :func:`follow_count`."""
+    if described or int(before.agents.n) == int(after.agents.n):
+        return after
+    text = follow_count(after.description or "", int(before.agents.n), int(after.agents.n))
+    if text == (after.description or ""):
+        return after
+    return apply_overrides(after, [f"description={_toml_string(text, 'description')}"])
+
+
 def apply_changes(params: AnyParams, changes: Mapping[str, Any]) -> AnyParams:
     """``params`` with ``changes`` ({dotted key: JSON value}) applied in order and re-validated;
-    :class:`ControlError` naming the field and the allowed values otherwise."""
+    :class:`ControlError` naming the field and the allowed values otherwise. A change of
+    ``agents.n`` without one of ``description`` changes the count the description mentions
+    (:func:`follow_count`: "500 starlings" becomes "10 000 starlings")."""
     if not isinstance(changes, Mapping) or not changes:
         raise ControlError("set: changes must be a non-empty object of {dotted key: value}")
     if len(changes) > MAX_CHANGES:
@@ -315,7 +357,7 @@ def apply_changes(params: AnyParams, changes: Mapping[str, Any]) -> AnyParams:
             raise ControlError(f"set: {str(key)[:80]!r} is not a dotted parameter key, e.g. rules.alignment.weight")
         overrides.append(f"{key}={_toml_literal(value, key)}")
     try:
-        return apply_overrides(params, overrides)
+        return with_followed_count(params, apply_overrides(params, overrides), "description" in changes)
     except ConfigError as exc:
         raise ControlError(str(exc)) from None
     except (ValueError, TypeError, RecursionError) as exc:  # the schema's own checks, whatever their type
@@ -472,6 +514,9 @@ __all__ = [
     "ViewControl",
     "WaveControl",
     "apply_changes",
+    "count_text",
+    "follow_count",
+    "with_followed_count",
     "error_reply",
     "parse_control",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from flocksim.config import AnyParams, ConfigError, apply_overrides
 from flocksim.scenarios import load_preset
-from flocksim.viewer.controls import ControlError, plain_reason
+from flocksim.viewer.controls import ControlError, plain_reason, with_followed_count
 
 DEFAULT_MAX_AGENTS = 200_000
 """Default cap on ``agents.n`` per connection."""
@@ -40,9 +40,12 @@ def check_agent_cap(params: AnyParams, max_agents: int) -> None:
 
 def params_from_query(preset: str, overrides: list[str], max_agents: int) -> AnyParams:
     """Parameters of ``preset`` with dotted ``overrides`` (as ``flocksim run --set``), within the
-    agent cap; ControlError with one line naming the problem otherwise."""
+    agent cap; ControlError with one line naming the problem otherwise. The description follows
+    an ``agents.n`` override (:func:`~flocksim.viewer.controls.follow_count`) unless one sets it."""
     try:
-        params = apply_overrides(load_preset(preset), overrides)
+        base = load_preset(preset)
+        described = any(item.split("=", 1)[0].strip() == "description" for item in overrides)
+        params = with_followed_count(base, apply_overrides(base, overrides), described)
     except ConfigError as exc:
         raise ControlError(str(exc)) from None
     except (ValueError, TypeError, RecursionError) as exc:

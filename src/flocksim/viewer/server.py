@@ -45,10 +45,11 @@ from starlette.websockets import WebSocket
 
 from flocksim.config import MODEL_CLASSES, AnyParams
 from flocksim.scenarios import load_preset, preset_names
-from flocksim.viewer.compiling import report_compiling
+from flocksim.viewer.compiling import report_compiling, scene_estimate
 from flocksim.viewer.controls import MAX_CONTROL_BYTES, ControlError, error_reply
 from flocksim.viewer.images import ImageLibrary
 from flocksim.viewer.memory import release_free_memory
+from flocksim.viewer.modes import is_modified
 from flocksim.viewer.protocol import VERSION
 from flocksim.viewer.scenes import scene_look
 from flocksim.viewer.session import (
@@ -263,6 +264,14 @@ class ViewerServer:
         except ControlError as exc:
             return self.default_params, self.preset, f"{exc} (the server's default {self.preset} is shown instead)"
 
+    def hello_message(self, params: AnyParams, preset: str | None) -> str:
+        """The ``hello`` message of a connection that starts on ``params`` (the preset ``preset``):
+        the shared text with the scene it starts on, ``"scene": {"name", "modified"}``, so that the
+        page's scene list shows that scene while its first simulation is built (kernels may compile
+        for minutes on the first start)."""
+        scene = {"name": preset, "modified": is_modified(params, preset)}
+        return self.hello[:-1] + ', "scene": ' + json.dumps(scene) + "}"
+
     def _origin_ok(self, websocket: WebSocket) -> bool:
         server = websocket.scope.get("server") or (None, None)
         port = self.port if self.port is not None else server[1]
@@ -305,11 +314,14 @@ class ViewerServer:
         progress: asyncio.Task | None = None
         reader: asyncio.Task | None = None
         try:
-            await link.send(self.hello)
-            progress = asyncio.create_task(report_compiling(link.send), name="flocksim-viewer-compiling")
+            params, preset, problem = self.query_params(websocket)
+            await link.send(self.hello_message(params, preset))
+            progress = asyncio.create_task(
+                report_compiling(link.send, fallback=_SceneEstimate(session, params, preset)),
+                name="flocksim-viewer-compiling",
+            )
             # read from now on, while the first simulation is built: pongs must never wait for work
             reader = asyncio.create_task(_read(websocket, link, session), name="flocksim-viewer-read")
-            params, preset, problem = self.query_params(websocket)
             if not await self._start(session, link, params, preset, problem):
                 return
             await reader
@@ -379,6 +391,25 @@ async def _read(websocket: WebSocket, link: _Link, session: ViewerSession) -> No
             data = message.get("bytes")
         if data is not None:
             session.submit(data)
+
+
+class _SceneEstimate:
+    """(scene, estimate) of a connection's own scene, for a ``compiling`` message no notice scope
+    has named (:func:`flocksim.viewer.compiling.scene_estimate`): the session's scene once it runs,
+    the query's before; each worked out once."""
+
+    def __init__(self, session: ViewerSession, params: AnyParams, preset: str | None):
+        self.session = session
+        self.start = (params, preset)
+        self._known: tuple[AnyParams, str | None, tuple[str, str]] | None = None
+
+    def __call__(self) -> tuple[str, str]:
+        session = self.session
+        params, preset = (session.params, session.origin) if session.params is not None else self.start
+        known = self._known
+        if known is None or known[0] is not params or known[1] != preset:
+            known = self._known = (params, preset, scene_estimate(params, preset))
+        return known[2]
 
 
 class _Link:
