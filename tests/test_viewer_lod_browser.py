@@ -151,7 +151,8 @@ def test_the_auto_level_comes_back_up_once_the_slowness_is_gone(page):
 def full_resolution_after(page, name: str, n: int, limit_s: float = 10.0, after_s: float = 2.0) -> float | None:
     """Seconds from the scene's first frames (its own flock of ``n`` on screen) until its page
     draws at full resolution, at least ``after_s`` after them (past the first renders, which the
-    page before stepped down at), or None when it does not within ``limit_s``."""
+    page before stepped down at) and after a render since them, or None when it does not within
+    ``limit_s``."""
     wait(
         page,
         f"!flocksim.compiling && flocksim.preset === {name!r} && flocksim.frame?.nAgents === {n}",
@@ -164,7 +165,7 @@ def full_resolution_after(page, name: str, n: int, limit_s: float = 10.0, after_
         if time.monotonic() - start < after_s:
             continue
         scale, count = page.evaluate("[flocksim.detail.scale, flocksim.renderCount]")
-        if scale == 1 and count >= renders + 3:
+        if scale == 1 and count > renders:
             return time.monotonic() - start
     return None
 

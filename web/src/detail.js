@@ -21,8 +21,9 @@
  * at full detail (again for each new flock):
  * - it steps down when the median of the last MIN_SAMPLES renders at a level is over
  *   SLOW_MS, by as many levels as halvings bring it to SLOW_MS (a level roughly halves the
- *   cost); two renders in a row over QUICK_MS step down at once (a flock of 100 000 at full
- *   detail takes a second a render in SwiftShader);
+ *   cost), thinning first and lowering the resolution only one level at a time; two renders in
+ *   a row over QUICK_MS step down at once (a flock of 100 000 at full detail takes a second or
+ *   more a render in SwiftShader);
  * - a step down that bought almost nothing (the median at the lower level still slow and over
  *   NO_GAIN of the one it left: a busy machine, not the picture, is slow) is taken back, and the
  *   page does not go below that level for FLOOR_HOLD_MS (twice as long each time again);
@@ -30,7 +31,8 @@
  *   STEP_UP_MS) when twice their median is still under SLOW_MS, else as a probe, PROBE_MS after
  *   the last change. A probe that turns out slow is taken back and the next one waits twice as
  *   long (up to MAX_PROBE_MS); one that holds resets the wait.
- * The first renders after a change are not measured (a new drawing buffer, shaders compiled).
+ * The first renders after a change are not measured (a new drawing buffer, shaders compiled),
+ * unless they take over 3 QUICK_MS (a flock of 100 000 at full detail: 1 to 5 s a render).
  * The user can fix a level instead (the View section's "Detail", or `?detail=full` in the page's
  * address).
  *
@@ -268,7 +270,9 @@ export class DetailController {
     if (status !== gl.SIGNALED && status !== null && took < MAX_RENDER_MS) return true;
     gl.deleteSync(this.fence);
     this.fence = null;
-    if (status === gl.SIGNALED && this.rendersAtLevel > SKIP_RENDERS) this._measured(took, now);
+    // the first renders after a change are not measured, unless they are far too slow anyway
+    const measured = this.rendersAtLevel > SKIP_RENDERS || took > 3 * QUICK_MS;
+    if (status === gl.SIGNALED && measured) this._measured(took, now);
     return false;
   }
 
@@ -308,6 +312,12 @@ export class DetailController {
       this.probing = false;
       const steps = Math.max(1, Math.ceil(Math.log2(ms / SLOW_MS)));
       let to = Math.min(at + steps, levels.length - 1);
+      // thinning first, as far as the steps go; the resolution one step at a time, from a level
+      // measured slow (a 100 000-bird flock's slow first render is its birds, not its pixels)
+      const scale = LEVELS[this.level].scale;
+      let thinnest = at;
+      while (thinnest + 1 < levels.length && LEVELS[levels[thinnest + 1]].scale === scale) thinnest++;
+      to = thinnest > at ? Math.min(to, thinnest) : Math.min(to, at + 1);
       while (to > at && levels[to] > lowest) to--;
       if (to > at) {
         // judged against the newest render at the level left: the slowness that made it step

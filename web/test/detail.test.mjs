@@ -92,8 +92,11 @@ test("a render of a second at 100 000 birds steps down at once, by the halvings 
   const d = new DetailController();
   const changes = [];
   d.onChange = (level) => changes.push(level);
-  renders(d, 0, 4, 1000, 100_000); // two are not measured, two slow ones decide
+  renders(d, 0, 2, 1000, 100_000); // far too slow: measured from the first, two decide
   assert.deepEqual(changes, [4]);
+  const e = new DetailController();
+  renders(e, 0, 2, 9000, 100_000); // however slow, the resolution is not lowered at once
+  assert.equal(e.level, 4);
   assert.equal(d.stride, 16);
   assert.equal(d.note, "drawing 1 in 16 birds: slow renderer");
   assert.equal(d.autoLabel, "auto (1 in 16 birds)");
@@ -152,7 +155,7 @@ test("once the slowness is gone, the level comes back up within seconds; a faile
 
 test("another flock starts at full detail again", () => {
   const d = new DetailController();
-  renders(d, 0, 4, 1000, 100_000);
+  renders(d, 0, 2, 1000, 100_000);
   assert.equal(d.level, 4);
   renders(d, 4000, 1, 50, 500); // another scene
   assert.equal(d.level, 0);
