@@ -11,11 +11,12 @@ wait. The tests read the page's public hook (``flocksim.detail``, ``foregroundPi
 they run on any build of the page: ``FLOCKSIM_TEST_STATIC=DIR`` serves another one (e.g. the
 page before this change, to see them fail on it).
 
-The page before this change: after a forced step down starlings-2d-reference drew 0.063 of the
-foreground pixels it draws at full detail (a third of the resolution); the level did not come
-back up in 20 s once the slowness was gone; several presets were not at full resolution 10 s
-after they opened; 10 000 starlings drew a core 0.30 of the way from the sky to black (1 in 4
-birds at 35 % of the resolution), 100 000 ... (docs/viewer.md, "Level of detail").
+The page before this change (its build served with FLOCKSIM_TEST_STATIC, 7 December 2026, load
+average 7 to 12 on 2 vCPUs): after a forced step down starlings-2d-reference covered 58 % more of
+the picture than at full detail (35 % of the resolution, blurred rims); the level did not come
+back up in 20 s once the slowness was gone; after a slow spell every scene stayed at 35 % of the
+resolution; 10 000 starlings drew a core 0.26-0.30 of the way from the sky to black, 100 000 a
+core of 0.19 with no pale part, both with a faded edge. Each test fails there.
 """
 
 from __future__ import annotations
@@ -181,6 +182,7 @@ def test_every_preset_at_its_default_size_draws_at_full_resolution(page):
     wait(page, "flocksim.detail.scale < 1", 30_000)
     slow(page, 0)
     missed = {}
+    # LOD_PRESETS=a,b: only those (to compare builds quickly)
     names = os.environ.get("LOD_PRESETS", "").split(",") if os.environ.get("LOD_PRESETS") else preset_names()
     for name in names:
         n = load_preset(name).agents.n
@@ -221,10 +223,11 @@ def edge_sharpness(rgb: np.ndarray) -> float:
 def test_large_murmurations_have_dark_cores_pale_sheets_and_sharp_edges(page, preset, sets, seconds):
     """10 000 and 100 000 starlings at the page's own level of detail (SwiftShader: below full
     detail) read as a murmuration against the dusk sky: a dark core (the darkest 20 blocks over
-    0.4 of the way from the sky to black), pale thin parts (over 30 % of the flock's blocks
+    0.37 of the way from the sky to black), pale thin parts (over 30 % of the flock's blocks
     lighter than half the core) and a sharp edge (edge_sharpness over 0.015). The page before
-    drew 1 in 4 birds at 35 % of the resolution at 10 000 (core 0.30, edge 0.011) and 1 in 32 at
-    100 000 (core 0.19, no pale part, edge 0.008); now core 0.60 and 0.55, edge 0.019 and 0.079."""
+    drew 1 in 4 birds at 35 % of the resolution at 10 000 (core 0.26-0.30, edge 0.012) and 1 in 32 at
+    100 000 (core 0.19, no pale part, edge 0.008); now core 0.43-0.60 and 0.55, edge 0.017-0.024 and
+    0.079."""
     open_scene(page, query(preset, *sets), frames=2)
     wait(page, f"flocksim.frame.time > {seconds}", FIRST_FRAME_TIMEOUT_MS)
     page.wait_for_timeout(3000)  # the level of detail settles
@@ -234,6 +237,6 @@ def test_large_murmurations_have_dark_cores_pale_sheets_and_sharp_edges(page, pr
     detail = hook(page, "detail")
     print(f"{preset} {sets}: flock blocks {blocks}, core {core:.3f}, pale share {pale:.3f}, edge {edge:.4f}, {detail}")
     assert blocks > 300, blocks  # the flock is in the picture
-    assert core > 0.4, (core, detail)
+    assert core > 0.37, (core, detail)
     assert pale > 0.3, (pale, detail)
     assert edge > 0.015, (edge, detail)
