@@ -443,3 +443,110 @@ def test_scripted_pilot_keeps_the_flock_and_a_straight_one_loses_it():
         alive[pilot] = game_of(sim).status(sim)["alive"]
     assert alive["gaps"] >= 36, alive  # most of the 40 birds
     assert alive["straight"] <= 4, alive
+
+
+# ---- issue 39: a fair game (the target waits, the camera stays in the water, the best is the player's) ----
+
+
+def test_the_target_waits_for_a_slow_school_so_none_is_left_behind():
+    """A school slower than the target (here at most 8 units/s against 15) was left behind as a
+    whole: 60 units behind the target, every fish was lost at once (the course's cliff near
+    distance 1000 was this: 86 of 150 left behind within 3 s). The target now waits for the
+    school's median, ``game.leash`` ahead of it at most."""
+    p = params("agents.max_speed=8", "agents.min_speed=2", "game.first_wall=5000", "game.pilot=straight")
+    sim = flocksim.Simulation(p, seed=0, threads=1)
+    game = game_of(sim)
+    ahead, schools, statuses = [], [], []
+    for _ in range(18):
+        sim.step(30)
+        s = sim.state
+        xs = s.position[s.alive, 0]
+        ahead.append(game.target[0] - float(np.median(xs)))
+        schools.append(xs)
+        statuses.append(game.status(sim))
+    st = game.status(sim)
+    assert st["lost_behind"] == 0 and st["alive"] == 40, st
+    assert max(ahead) <= p.game.leash + 0.5, ahead
+    # the chase camera stays behind the school that lags the target (out of view behind it before)
+    behind_camera = [float(np.mean(xs < status["camera"][0])) for xs, status in zip(schools, statuses, strict=True)]
+    assert max(behind_camera) <= 0.05, behind_camera
+    assert st["distance"] > 8 * 9 * 0.6, st  # it still flies on, at the school's pace
+
+
+def test_the_course_near_distance_1000_thins_the_school_without_a_cliff():
+    """A short slice of the difficulty curve (the 5-minute measurement is
+    benchmarks/flappy_curve.py, docs/viewer.md): the shipped preset's 150 fish, moved with their
+    target to distance 1000, where the curve before lost 147 of them within about 3 s (gaps at
+    their minimum radius 9, the target at 18 units/s running away from the school). The scripted
+    pilot now keeps at least 90 % of them through 12 s there."""
+    shipped = flocksim.load_preset("flappy-boids")
+    sim = flocksim.Simulation(shipped, seed=0, threads=1)
+    game = game_of(sim)
+    sim.state.position[:, 0] += 1000.0
+    game.target[0] += 1000.0
+    sim.invalidate_queries()
+    sim.step(720)
+    st = game.status(sim)
+    assert st["distance"] > 1100, st  # it flew on through the narrow part
+    assert st["alive"] >= 0.9 * 150, st
+
+
+def naive_camera(game) -> np.ndarray:
+    """The chase camera as the page placed it before: 32 behind the target, 9 above."""
+    return game.target + np.array([-32.0, 9.0, 0.0])
+
+
+def test_the_chase_camera_stays_in_the_water_above_the_seabed():
+    """The page put its camera 32 behind the target and 9 above it: inside every wall the target
+    had just flown through off its gap's centre, and in front of a school that lagged behind (the
+    school hidden behind a wall face). The game now says where the camera goes: never within
+    CAMERA_CLEAR of rock, never below the seabed's top, behind (nearly) all the school; steered
+    down and left into the corner as well."""
+    from flocksim.game.flappy import CAMERA_CLEAR
+
+    sim = flocksim.Simulation(params(), seed=1, threads=1)
+    game = game_of(sim)
+    course = game.course
+    top = course.game.floor_height + 2.0 * course.game.noise_amplitude
+    naive_in_rock = 0
+    samples = 0
+    for k in range(120):
+        if k == 80:
+            game.steer(-1.0, -1.0)  # down and left, into the seabed's corner
+        sim.step(5)
+        if game.over:
+            break
+        camera = np.array(game.status(sim)["camera"])
+        xs = sim.state.position[sim.state.alive, 0]
+        field = float(course.field(camera[None])[0])
+        assert field >= CAMERA_CLEAR - 1e-9, (k, camera, field)
+        assert camera[1] >= top + CAMERA_CLEAR, (k, camera)
+        assert np.mean(xs < camera[0]) <= 0.05, (k, camera, np.sort(xs)[:5])
+        naive = naive_camera(game)
+        naive_in_rock += float(course.field(naive[None])[0]) < CAMERA_CLEAR
+        samples += 1
+    assert samples >= 90, samples
+    # the rule before fails the same checks in this run (the test can fail)
+    assert naive_in_rock > 0, naive_in_rock
+
+
+def test_only_a_game_the_player_flew_from_its_start_counts_for_the_best():
+    """The page kept the autopilot's score as this browser's best before any key was pressed.
+    The game message now says whether a scripted pilot flew any of the game (``autopilot``); a
+    restart after the player took over is the player's from its first step."""
+    from flocksim.viewer.carry import carry_pointer
+
+    sim = flocksim.Simulation(params(), seed=0, threads=1)
+    game = game_of(sim)
+    sim.step(10)
+    assert game.status(sim)["autopilot"] is True
+    game.steer(0.5, 0.0)
+    sim.step(10)
+    assert game.status(sim)["autopilot"] is True  # the scripted pilot flew the start
+    again = flocksim.Simulation(params(), seed=0, threads=1)
+    carry_pointer(sim, again)  # the viewer's restart (R)
+    again.step(10)
+    assert game_of(again).pilot == "player" and game_of(again).status(again)["autopilot"] is False
+    restored = flocksim.Simulation(params(), seed=0, threads=1)
+    restored.restore(again.checkpoint())
+    assert game_of(restored).status(restored)["autopilot"] is False

@@ -245,6 +245,88 @@ def test_the_reef_is_under_water_with_a_seabed_and_the_birds_keep_the_sky(open_p
     assert water_share(canvas_pixels(page)) < 0.02  # birds fly under the sky
 
 
+def fitted_reef(open_page, *sets: str) -> tuple[object, np.ndarray]:
+    """The reef with 3 fish (so that nearly all that differs between two pictures is the coral),
+    the camera fitted to the whole box (the same view whatever the fish do), paused: the page and
+    a screenshot of its canvas."""
+    page = open_page(query("reef", "agents.n=3", *sets), viewport=VIEWPORT)
+    settle(page, 4)
+    page.click("#fit")
+    page.click("#pause")
+    wait(page, "flocksim.paused === true")
+    page.wait_for_timeout(800)  # the paused frame drawn
+    return page, canvas_pixels(page)
+
+
+def boundary_share(mask: np.ndarray) -> float:
+    """Share of a mask's pixels that have a 4-neighbour outside it: about 2 / r for discs of r px
+    (spheres), near 1 for branches a few pixels thick."""
+    inner = ndimage.binary_erosion(mask, structure=ndimage.generate_binary_structure(2, 1))
+    return float((mask & ~inner).sum() / max(mask.sum(), 1))
+
+
+def hue_bins(rgb: np.ndarray, mask: np.ndarray, bins: int = 12, share: float = 0.01) -> int:
+    """Hues (of ``bins`` around the wheel) that hold at least ``share`` of the masked pixels that
+    have a colour (saturation over 0.25)."""
+    hsv = np.asarray(Image.fromarray(rgb).convert("HSV")).astype(float)
+    sel = mask & (hsv[..., 1] > 0.25 * 255)
+    counts = np.bincount((hsv[..., 0][sel] * bins / 256).astype(int), minlength=bins)
+    return int(np.sum(counts >= share * max(sel.sum(), 1)))
+
+
+def line_samples(page, rgb: np.ndarray, a: list[float], b: list[float], n: int = 40) -> float:
+    """Share of ``n`` points along the screen segment between world points ``a`` and ``b`` where
+    the picture is brighter (by 5 levels) than 5 px to both sides of it: a drawn line."""
+    rect = page.locator("#view").bounding_box()
+    pa, pb = (page.evaluate("p => flocksim.screenAt(p)", p) for p in (a, b))
+    ax, ay, bx, by = pa["x"] - rect["x"], pa["y"] - rect["y"], pb["x"] - rect["x"], pb["y"] - rect["y"]
+    length = max(np.hypot(bx - ax, by - ay), 1e-9)
+    nx, ny = -(by - ay) / length, (bx - ax) / length
+    lum = rgb.astype(float) @ [0.299, 0.587, 0.114]
+    h, w = lum.shape
+    hits = total = 0
+    for t in np.linspace(0.1, 0.9, n):
+        x, y = ax + t * (bx - ax), ay + t * (by - ay)
+        pts = [(x + k * nx, y + k * ny) for k in (-5, -1, 0, 1, 5)]
+        if not all(2 <= px < w - 2 and 2 <= py < h - 2 for px, py in pts):
+            continue
+        v = [lum[round(py), round(px)] for px, py in pts]
+        total += 1
+        hits += max(v[1:4]) > max(v[0], v[4]) + 5
+    return hits / max(total, 1)
+
+
+def test_the_reef_coral_is_branching_and_rounded_colonies_and_no_box_is_drawn(open_page):
+    """Issue 39: the reef's coral was smooth spheres and a wireframe box was drawn around the tank.
+    The coral is now colonies made procedurally (coral.js: staghorn, sea fans, tables, brain
+    coral, tube sponges). Measured on the whole box in view, as the difference between the reef
+    and the same view without its obstacles: the coral's outline (the share of its pixels on its
+    edge: about 2 / radius for discs), its colours (hues holding 1 % of its pixels or more), and
+    the box's top edges (a line brighter than both sides of it). The page before: see the commit."""
+    page, reef = fitted_reef(open_page)
+    size = hook(page, "params")["world"]["bounds"]["size"]
+    x, y, z = size
+    edges = [([0, y, 0], [x, y, 0]), ([0, y, z], [x, y, z]), ([0, y, 0], [0, y, z]), ([x, y, 0], [x, y, z])]
+    lines = [line_samples(page, reef, a, b) for a, b in edges]
+    _, bare = fitted_reef(open_page, "obstacles.circles=[]")  # the same view without the coral
+    coral = np.abs(reef.astype(int) - bare.astype(int)).max(axis=2) > 24
+    coral = ndimage.binary_opening(coral, iterations=1) | (coral & ~ndimage.binary_erosion(coral))
+    seen = (
+        f"coral {int(coral.sum())} px, edge share {boundary_share(coral):.3f}, hues {hue_bins(reef, coral)}, "
+        f"box lines {lines}"
+    )
+    print(seen)
+    save(page, "viewer-reef-fitted.png")
+    assert coral.sum() > 3000, seen
+    assert boundary_share(coral) > 0.25, seen  # branches and fans, not discs (spheres: 0.15)
+    assert hue_bins(reef, coral) >= 6, seen
+    assert max(lines) < 0.3, seen  # no box
+    page.check("#outline")  # the outline is a toggle in View
+    page.wait_for_timeout(800)
+    shown = canvas_pixels(page)
+    assert max(line_samples(page, shown, a, b) for a, b in edges) > 0.5, "the ticked outline is not drawn"
+
+
 def test_flappy_boids_is_under_water(open_page):
     page = open_page(query("flappy-boids", "agents.n=60"), viewport=SHOT_VIEWPORT)
     wait(page, "flocksim.game !== null && flocksim.rocks.meshes >= 3", 120_000)
@@ -271,37 +353,67 @@ def test_flappy_boids_flies_over_a_rock_seabed(open_page):
 # ---- item 5: Flappy Boids as a game -------------------------------------------------------------
 
 
+def crash_into_the_corner(page) -> dict:
+    """Steer down and left into the rock of the first wall until the game is over; its status."""
+    page.focus("#view")
+    page.keyboard.down("ArrowDown")
+    page.keyboard.down("ArrowLeft")  # into the rock of the first wall, in the corner
+    over = wait(page, "flocksim.game?.game_over && flocksim.game", 180_000)
+    page.keyboard.up("ArrowDown")
+    page.keyboard.up("ArrowLeft")
+    return over
+
+
 def test_flappy_boids_end_screen_and_best_score_kept_per_browser(browser, open_page):
+    """The best score is the player's: the first game, whose start the scripted pilot flew before
+    the first key, keeps none (the page before kept the autopilot's score as the best before any
+    key was pressed); after R the game is the player's from its start, and its score is kept."""
     context = browser.new_context()
     try:
         page = open_page(query("flappy-boids", "agents.n=40"), context=context)
         wait(page, "flocksim.game !== null && flocksim.rocks.meshes >= 3", 120_000)
-        page.focus("#view")
-        page.keyboard.down("ArrowDown")
-        page.keyboard.down("ArrowLeft")  # into the rock of the first wall, in the corner
-        over = wait(page, "flocksim.game?.game_over && flocksim.game", 180_000)
-        page.keyboard.up("ArrowDown")
-        page.keyboard.up("ArrowLeft")
+        over = crash_into_the_corner(page)
+        assert over["autopilot"] is True, over
         assert over["lost_rock"] > over["lost_behind"], over  # lost on rock, not "left behind"
         end = page.locator("#flappy-end")
         end.wait_for(state="visible", timeout=10_000)
         assert "Game over" in end.inner_text() and f"score {over['score']}" in end.inner_text()
+        assert "no best" in end.inner_text(), end.inner_text()
+        assert page.evaluate("localStorage.getItem('flocksim.flappy.best')") is None
         # the end screen is drawn over the view: the middle of the canvas is its dark panel
         rgb = canvas_pixels(page)
         h, w = rgb.shape[:2]
         middle = rgb[h // 2 - 10 : h // 2 + 10, w // 2 - 60 : w // 2 + 60].astype(float)
-        assert middle.mean() < 90, middle.mean()
-        best = page.evaluate("localStorage.getItem('flocksim.flappy.best')")
-        assert int(best) == over["score"] > 0
+        assert np.median(middle) < 90, np.median(middle)  # (its text is light)
         page.keyboard.press("r")
         wait(page, "flocksim.game !== null && !flocksim.game.game_over && flocksim.game.distance < 5")
         end.wait_for(state="hidden", timeout=10_000)
+        assert hook(page, "game")["pilot"] == "player"
+        own = crash_into_the_corner(page)
+        assert own["autopilot"] is False and own["score"] > 0, own
+        best = page.evaluate("localStorage.getItem('flocksim.flappy.best')")
+        assert int(best) == own["score"]
         # another page of the same browser shows the best score
         again = open_page(query("flappy-boids", "agents.n=40"), context=context)
         wait(again, "flocksim.game !== null")
-        assert f"best {over['score']}" in again.locator("#flappy-hud").inner_text()
+        assert f"best {own['score']}" in again.locator("#flappy-hud").inner_text()
     finally:
         context.close()
+
+
+def test_flappy_boids_hud_fits_a_narrow_view(open_page):
+    """At 412 px wide the HUD (one line of 16 px text) was cut off at both ends; at 360 px wide
+    (a small phone held upright) it now wraps inside the view, every item whole."""
+    page = open_page(query("flappy-boids", "agents.n=20"), viewport={"width": 360, "height": 720})
+    wait(page, "flocksim.game !== null && document.getElementById('flappy-hud').textContent.includes('score')")
+    view = page.locator("#view").bounding_box()
+    hud = page.locator("#flappy-hud").bounding_box()
+    inside = lambda b: view["x"] <= b["x"] and b["x"] + b["width"] <= view["x"] + view["width"] + 0.5  # noqa: E731
+    assert inside(hud) and hud["x"] >= 0 and hud["x"] + hud["width"] <= 360, (hud, view)
+    scroll, client = page.evaluate("(e => [e.scrollWidth, e.clientWidth])(document.getElementById('flappy-hud'))")
+    assert scroll <= client + 1, (scroll, client)  # nothing overflows the box
+    text = page.locator("#flappy-hud").inner_text()
+    assert "score" in text and "best" in text and "distance" in text and "fish" in text, text
 
 
 def target_pixels(rgb: np.ndarray) -> int:

@@ -43,7 +43,10 @@ export class AppControls extends AppRecording {
     byId("basic-panel").hidden = expert;
     byId("tab-basic").setAttribute("aria-selected", String(!expert));
     byId("tab-expert").setAttribute("aria-selected", String(expert));
-    if (!this.current) return;
+    if (!this.current) {
+      this.expertRestore.open = expert; // the first parameters to arrive are Expert's starting point
+      return;
+    }
     if (expert) {
       this.expertRestore.enter(this.current.params, this.current.dim);
     } else {
@@ -136,6 +139,11 @@ export class AppControls extends AppRecording {
       this.applyDetail();
     });
     this.applyDetail();
+    on("outline", "change", (e) => {
+      this.view.outlineShown = e.target.checked;
+      this.view.outline.group.visible = e.target.checked;
+      this.view.dirty = true;
+    });
     on("trails", "change", (e) => {
       this.view.trails.setEnabled(e.target.checked);
       if (this.shown) this.view.show(this.shown);

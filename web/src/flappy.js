@@ -36,11 +36,35 @@ const CAMERA_AHEAD = [24, 0, 0];
  * is often inside the wall the target flies through, and the player saw only rock.
  */
 const CUT_BEFORE_TARGET = 6;
-/** View depth [world units] of the target seen from the chase camera (it looks from CAMERA_BEHIND at CAMERA_AHEAD). */
+/**
+ * View depth [world units] of a point seen from a camera at `camera` looking at `look`.
+ *
+ * @param {number[]} camera
+ * @param {number[]} look
+ * @param {number[]} point
+ * @returns {number}
+ */
+export function viewDepth(camera, look, point) {
+  const dir = look.map((a, i) => a - camera[i]);
+  const norm = Math.hypot(...dir) || 1;
+  return point.reduce((sum, p, i) => sum + (p - camera[i]) * dir[i], 0) / norm;
+}
+
+/** View depth [world units] of the target seen from the chase camera at its default offset (CAMERA_BEHIND, CAMERA_AHEAD). */
 export function chaseDepth() {
-  const look = CAMERA_AHEAD.map((a, i) => a - CAMERA_BEHIND[i]);
-  const norm = Math.hypot(...look);
-  return -CAMERA_BEHIND.reduce((sum, b, i) => sum + b * look[i], 0) / norm;
+  return viewDepth(CAMERA_BEHIND, CAMERA_AHEAD, [0, 0, 0]);
+}
+
+/**
+ * Where the chase camera sits for a `game` message: the server's `camera` (kept out of the rock
+ * and above the seabed, behind the school: flocksim.game.flappy), else CAMERA_BEHIND the target.
+ *
+ * @param {{target: number[], camera?: number[]}} status
+ * @returns {number[]}
+ */
+export function chaseCamera(status) {
+  if (Array.isArray(status.camera) && status.camera.length === 3) return status.camera;
+  return status.target.map((t, i) => t + CAMERA_BEHIND[i]);
 }
 
 /** Render order of the target in a game: after the rock and the fish (it is drawn over them). */
@@ -148,19 +172,27 @@ export class FlappyPage {
     this.lastPointerSend = 0;
     this.hud = document.createElement("div");
     this.hud.id = "flappy-hud";
+    // items that wrap onto more lines rather than overflow a narrow view (a phone held upright:
+    // the HUD of one 16 px line was cut off at both ends 412 px wide)
     Object.assign(this.hud.style, {
       position: "absolute",
-      top: "8px",
+      top: "6px",
       left: "50%",
       transform: "translateX(-50%)",
-      padding: "4px 12px",
+      boxSizing: "border-box",
+      width: "max-content",
+      maxWidth: "calc(100% - 12px)",
+      display: "flex",
+      flexWrap: "wrap",
+      justifyContent: "center",
+      columnGap: "0.9em",
+      padding: "4px 10px",
       borderRadius: "6px",
       background: "rgba(20, 24, 32, 0.7)",
       color: "#f4f1e8",
-      font: "600 16px system-ui, sans-serif",
+      font: "600 clamp(12px, 3.4vw, 16px) system-ui, sans-serif",
       pointerEvents: "none",
       textAlign: "center",
-      whiteSpace: "pre",
     });
     this.hud.hidden = true;
     /** what the HUD calls the agents ("fish", "birds") */
@@ -227,14 +259,12 @@ export class FlappyPage {
   onGame(msg) {
     this.status = msg;
     this.rocks.keep(msg.chunks ?? []);
-    if (keepBest(this.storage, msg.score)) {
+    // the best is the player's: a game the scripted pilot flew any part of does not count
+    if (msg.autopilot === false && keepBest(this.storage, msg.score)) {
       this.best = msg.score;
       this.newBest = true;
     }
-    const head = `score ${msg.score}   best ${this.best}   distance ${Math.floor(msg.distance)}`;
-    const lines = [`${head}   ${this.agents} ${msg.alive} (lost ${msg.lost})`];
-    if (!msg.game_over && !this.player) lines.push("arrows / WASD, mouse or touch to steer");
-    this.hud.textContent = lines.join("\n");
+    this.hud.replaceChildren(...hudItems(msg, this.best, this.agents, !msg.game_over && !this.player).map(item));
     this.showEnd(msg);
   }
 
@@ -242,7 +272,7 @@ export class FlappyPage {
   showEnd(msg) {
     this.end.hidden = !msg.game_over;
     if (!msg.game_over) return;
-    const best = this.newBest ? "a new best!" : `best ${this.best}`;
+    const best = this.newBest ? "a new best!" : msg.autopilot ? "autopilot: no best kept" : `best ${this.best}`;
     this.end.replaceChildren(
       line("h2", "Game over"),
       line("p", `score ${msg.score} (${best})`, "flappy-score"),
@@ -254,13 +284,16 @@ export class FlappyPage {
   /** After a frame is drawn: the chase camera behind the target. */
   afterShow() {
     if (!this.active || !this.status || this.view.dim !== 3) return;
-    const [x, y, z] = this.status.target;
+    const target = this.status.target;
+    const [x, y, z] = target;
     const cam = this.view.perspective;
-    cam.position.set(x + CAMERA_BEHIND[0], y + CAMERA_BEHIND[1], z + CAMERA_BEHIND[2]);
-    this.view.controls?.target.set(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
-    cam.lookAt(x + CAMERA_AHEAD[0], y + CAMERA_AHEAD[1], z + CAMERA_AHEAD[2]);
-    this.rocks.cutNearerThan(chaseDepth() - CUT_BEFORE_TARGET);
-    const range = -CAMERA_BEHIND[0] + VIEW_WALLS * this.wallSpacing;
+    const at = chaseCamera(this.status);
+    const look = target.map((t, i) => t + CAMERA_AHEAD[i]);
+    cam.position.set(...at);
+    this.view.controls?.target.set(...look);
+    cam.lookAt(...look);
+    this.rocks.cutNearerThan(viewDepth(at, look, target) - CUT_BEFORE_TARGET);
+    const range = x - at[0] + VIEW_WALLS * this.wallSpacing;
     this.rocks.view(cam.position.x, range, this.wallSpacing);
     // the depth range follows the course around the target, not the whole (very long) box
     this.view.fitBox = { min: [x - 100, -10, -10], max: [x + 200, y + 60, z + 60] };
@@ -333,6 +366,31 @@ export class FlappyPage {
     this.pointerId = null;
     if (this.active && this.player) this._steer([0, 0]);
   }
+}
+
+/**
+ * The HUD's items: score, best, distance, agents kept (and lost), and the hint while the
+ * scripted pilot flies.
+ *
+ * @param {{score: number, distance: number, alive: number, lost: number}} msg a `game` message
+ * @param {number} best
+ * @param {string} agents what the agents are called
+ * @param {boolean} hint
+ * @returns {string[]}
+ */
+export function hudItems(msg, best, agents, hint) {
+  const items = [`score ${msg.score}`, `best ${best}`, `distance ${Math.floor(msg.distance)}`, `${agents} ${msg.alive} (lost ${msg.lost})`];
+  if (hint) items.push("arrows / WASD, mouse or touch to steer");
+  return items;
+}
+
+/** One HUD item: it wraps as a whole; the hint takes a line of its own. */
+function item(text) {
+  const node = document.createElement("span");
+  node.textContent = text;
+  node.style.whiteSpace = text.includes("steer") ? "normal" : "nowrap";
+  if (text.includes("steer")) node.style.flexBasis = "100%";
+  return node;
 }
 
 /** An element with text (and a class). */

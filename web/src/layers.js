@@ -7,6 +7,7 @@
 
 import * as THREE from "three";
 
+import { coralMesh } from "./coral.js";
 import { COLORS } from "./palette.js";
 import { LAYOUT_F32 } from "./protocol.js";
 import { ENTITY_FRAGMENT, ENTITY_VERTEX } from "./shaders.js";
@@ -43,21 +44,25 @@ export function baseGeometry(kind) {
     g.computeVertexNormals(); // non-indexed: each corner gets its face's normal (flat shading)
     return g;
   } else if (kind === "fish") {
-    // 3D fish, 5 triangles: a deep body in the vertical plane (its flank faces the side), a
-    // narrower one in the horizontal plane (seen from above), and a forked tail that wags in
-    // the shader (uFish)
+    // 3D fish, 8 triangles: a deep body in the vertical plane (its flank faces the side), a
+    // dorsal and an anal fin, a narrower body in the horizontal plane (seen from above), and a
+    // forked tail that wags in the shader (uFish): the outline of a reef fish (a damselfish or
+    // an anthias) rather than a dart
     const nose = [1, 0, 0];
-    const top = [-0.05, 0.32, 0];
-    const belly = [-0.05, -0.26, 0];
+    const top = [0.05, 0.4, 0];
+    const belly = [0.05, -0.34, 0];
     const waist = [-0.55, 0, 0];
     const left = [-0.05, 0, 0.16];
     const right = [-0.05, 0, -0.16];
     v = [
       ...nose, ...top, ...waist,
       ...nose, ...waist, ...belly,
+      ...top, -0.2, 0.62, 0, -0.6, 0.16, 0,
+      ...belly, -0.6, -0.14, 0, -0.35, -0.5, 0,
       ...nose, ...left, ...waist,
       ...nose, ...waist, ...right,
-      ...waist, -0.95, 0.28, 0, -0.95, -0.28, 0,
+      ...waist, -1.0, 0.36, 0, -0.86, 0, 0,
+      ...waist, -0.86, 0, 0, -1.0, -0.36, 0,
     ]; // prettier-ignore
     g.setAttribute("position", new THREE.Float32BufferAttribute(v, 3));
     g.computeVertexNormals();
@@ -279,8 +284,8 @@ export class ObstacleLayer {
    * @param {number} dim 2 or 3
    * @param {boolean} planar 3D agents on the x-z ground (circles are vertical cylinders)
    * @param {number} minThickness smallest drawn wall thickness [world units]
-   * @param {number[]|null} [palette] 3D circles coloured in turn from these (sRGB; coral under
-   *   water), else all in the obstacle colour
+   * @param {number[]|null} [palette] given under water: 3D circles are drawn as coral colonies
+   *   (coral.js), else as spheres in the obstacle colour
    */
   build(obstacles, dim, planar, minThickness, palette = null) {
     this.clear();
@@ -297,7 +302,10 @@ export class ObstacleLayer {
     const q = new THREE.Quaternion();
     const s = new THREE.Vector3();
     const p = new THREE.Vector3();
-    if (circles.length) {
+    if (circles.length && three && !planar && palette?.length) {
+      // under water the spheres are coral colonies made procedurally (coral.js)
+      this.group.add(coralMesh(circles));
+    } else if (circles.length) {
       const geo = three
         ? planar
           ? new THREE.CylinderGeometry(1, 1, 1, 24)

@@ -240,6 +240,7 @@ class App extends AppControls {
     turning.title = msg.params.turning ? "" : "this model has no spontaneous turns";
     this.expertOnParams(msg, previous);
     this.view.configure(msg.params, scene.look);
+    /** @type {HTMLInputElement} */ (byId("outline")).checked = this.view.outline.group.visible;
     this.flappy.onParams(msg);
     // replay buffers: a refilled flock starts its mode's buffer over; a mode whose simulation the
     // server no longer keeps loses its buffer; a resumed mode keeps its own

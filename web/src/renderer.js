@@ -152,6 +152,8 @@ export class ViewRenderer extends ViewPixels {
     this.trails = new TrailLayer();
     this.obstacles = new ObstacleLayer();
     this.outline = new BoundsOutline();
+    /** the world's outline drawn (View: "World outline"); null: the look's default, hidden under water */
+    this.outlineShown = null;
     for (const o of [this.outline.group, this.obstacles.group, this.trails.mesh, this.agents.mesh, this.targets.mesh]) {
       this.scene.add(o);
     }
@@ -272,6 +274,7 @@ export class ViewRenderer extends ViewPixels {
     this.hemisphere.groundColor.set(sea ? 0x1d4a52 : 0x4a4238);
     this.scene.fog = sea ? new THREE.Fog(WATER.horizon, 1, 2) : null;
     this.seabed.mesh.visible = floor;
+    this.outline.group.visible = this.outlineShown ?? !sea; // View: "World outline"; off under water
     this.agents.setColors(COLORS.agent, sea ? (floor ? FISH_COLOR : FISH_SILVER) : COLORS.agent3d);
   }
 

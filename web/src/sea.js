@@ -3,7 +3,8 @@
  * uniforms set to water (bright toward the surface, deep blue-green toward the horizon and below:
  * the same gradient is the depth fog that fish, coral and rock fade into), light from above, a
  * sandy seabed at y = 0 that fades into the water (not in Flappy Boids, whose seabed is rock
- * meshed by the server: rocks.js), and coral colours for the obstacle spheres. The birds' scenes
+ * meshed by the server: rocks.js), and the reef fish's colour; the obstacle spheres are drawn as
+ * coral colonies (coral.js). The birds' scenes
  * keep the dusk sky (palette.js).
  *
  * @module sea
@@ -27,8 +28,11 @@ export const WATER = {
 /** Light from above (the surface), slightly slanted. */
 export const SEA_LIGHT = [0.2, 1, 0.15];
 
-/** Fish over a seabed: dark blue-grey (they stand out against the sand), shaded bright where lit from above. */
-export const FISH_COLOR = 0x2b4352;
+/**
+ * Fish over the reef's seabed: the orange of a school of anthias (a reef fish that schools above
+ * coral), darker than the sand and warmer than the water, shaded bright where lit from above.
+ */
+export const FISH_COLOR = 0xe8642c;
 /** Fish in open water or among rock: silver (they stand out against the deep water and the rock). */
 export const FISH_SILVER = 0xa9c2cc;
 

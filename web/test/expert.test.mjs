@@ -58,3 +58,13 @@ test("another scene, a new connection or a dropped mode start over", () => {
   assert.deepEqual(r.leave(two.params, 2), {});
   assert.equal(r.owed.size, 0);
 });
+
+test("Expert opened before the first parameters starts from them", () => {
+  const r = new ExpertRestore();
+  r.open = true; // what the page does when Expert is clicked while the first simulation is built
+  const first = msg(3, 1.0);
+  r.onParams(first, null, false);
+  const changed = msg(3, 2.0);
+  r.onParams(changed, first, false);
+  assert.deepEqual(r.leave(changed.params, 3), { "rules.separation.weight": 1.0 });
+});

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { chaseDepth, keySteering, pointerSteering } from "../src/flappy.js";
+import { chaseCamera, chaseDepth, hudItems, keySteering, pointerSteering, viewDepth } from "../src/flappy.js";
 import { SEA_ROCK_COLOR, chunkInView, isRockMessage, readRocks, rockColors } from "../src/rocks.js";
 import { SEA_LIGHT } from "../src/sea.js";
 
@@ -109,4 +109,18 @@ test("the chase camera sees the target at its view depth: 32 behind, 9 above, lo
   // the view direction (56, -9, 0) / |.|, the target at (32, -9, 0) from the camera: (32*56 + 81) / 56.72
   assert.ok(Math.abs(chaseDepth() - (32 * 56 + 81) / Math.hypot(56, 9)) < 1e-9);
   assert.ok(chaseDepth() > 32 && chaseDepth() < 33.3);
+});
+
+test("the chase camera is the server's when the game message has one, and the cut follows its depth", () => {
+  const target = [100, 20, 30];
+  assert.deepEqual(chaseCamera({ target }), [68, 29, 30]); // no camera sent: 32 behind, 9 above
+  assert.deepEqual(chaseCamera({ target, camera: [60, 40, 30] }), [60, 40, 30]);
+  // looking along +x from 40 behind: the target's view depth is 40
+  assert.ok(Math.abs(viewDepth([60, 20, 30], [124, 20, 30], target) - 40) < 1e-9);
+});
+
+test("the HUD is items that wrap, the hint only while the scripted pilot flies", () => {
+  const msg = { score: 12345, distance: 678.9, alive: 140, lost: 10 };
+  assert.deepEqual(hudItems(msg, 99, "fish", false), ["score 12345", "best 99", "distance 678", "fish 140 (lost 10)"]);
+  assert.equal(hudItems(msg, 99, "fish", true).length, 5);
 });

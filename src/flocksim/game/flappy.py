@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flocksim.game.chunks import ChunkCache
-from flocksim.game.course import GAP_EDGE, Course
+from flocksim.game.course import GAP_EDGE, Course, floor_top
 from flocksim.obstacles import max_body_radius
 
 if TYPE_CHECKING:
@@ -41,9 +41,20 @@ PILOTS = ("gaps", "straight", "player")
 START_BALL = 1.2
 """Start ball radius per cube root of the bird count [units]."""
 REAR_QUANTILE = 50.0
+"""The gaps pilot aims for the gap of the first wall that this percentile of the birds (by x) has not passed."""
 POINTS_PER_UNIT = 10.0
 """Points per unit of distance flown with the whole starting flock alive."""
-"""The gaps pilot aims for the gap of the first wall that this percentile of the birds (by x) has not passed."""
+CAMERA_BEHIND = 32.0
+"""The chase camera sits this far behind the target [units] (docs/viewer.md, "Flappy Boids") ..."""
+CAMERA_BEHIND_SCHOOL = 16.0
+"""... or this far behind the school's median (by x), whichever is farther back: the school in front of it [units]."""
+CAMERA_UP = 9.0
+"""The chase camera's height above the target [units]."""
+CAMERA_CLEAR = 2.5
+"""The chase camera keeps this much water between itself and the rock (and the seabed's top) [units]."""
+CAMERA_TRIES = 24
+LEASH_SOFT = 10.0
+"""The target slows down over the last this many units before ``game.leash`` ahead of the school [units]."""
 
 
 class FlappyGame:
@@ -78,6 +89,7 @@ class FlappyGame:
         self.over = False
         self.points = 0.0
         self.start_count = 0
+        self.autopilot = False  # a scripted pilot flew part of this game (the page keeps no best score then)
 
     def _place_flock(self, sim: Simulation) -> None:
         state = sim.state
@@ -101,6 +113,17 @@ class FlappyGame:
         """Target speed along +x now [units/s]."""
         g = self.game
         return min(g.speed + g.speed_gain * self.distance / 1000.0, g.speed_max)
+
+    def leash_factor(self, sim: Simulation) -> float:
+        """Share of its speed the target flies at now: 1 while it is less than ``leash`` less
+        ``LEASH_SOFT`` ahead of the school's median (by x), falling to 0 at ``leash`` ahead, so
+        that a school the rock slows is waited for and only its stragglers fall behind [1]."""
+        s = sim.state
+        xs = s.position[s.alive, 0]
+        if not len(xs):
+            return 1.0
+        ahead = float(self.target[0]) - float(np.median(xs))
+        return min(max((self.game.leash - ahead) / LEASH_SOFT, 0.0), 1.0)
 
     def steer(self, y: float, z: float) -> None:
         """The player's steering: target velocity across the course as fractions of ``lateral_speed``
@@ -134,7 +157,8 @@ class FlappyGame:
         if not self.over:
             alive = int(sim.state.n_alive)
             self.start_count = max(self.start_count, alive)
-            step = self.speed() * self.dt
+            self.autopilot |= self.pilot != "player"
+            step = self.speed() * self.dt * self.leash_factor(sim)
             self.points += POINTS_PER_UNIT * step * alive / max(self.start_count, 1)
             self.target[0] += step
             self.target[1:] += self.pilot_direction(sim) * self.game.lateral_speed * self.dt
@@ -173,6 +197,34 @@ class FlappyGame:
         if lost.all():
             self.over = True
 
+    def camera(self, sim: Simulation) -> list[float]:
+        """Where the page's chase camera sits [units]: ``CAMERA_BEHIND`` behind the target (farther
+        back while the school's median is less than ``CAMERA_BEHIND_SCHOOL`` ahead of it) and
+        ``CAMERA_UP`` above it, inside the box sideways; never below the seabed's top plus
+        ``CAMERA_CLEAR`` nor within ``CAMERA_CLEAR`` of rock: when that spot is in or near rock, the
+        first clear one of the points raised above it and slid toward the target."""
+        s = sim.state
+        xs = s.position[s.alive, 0]
+        tx, ty, tz = (float(v) for v in self.target)
+        x = tx - CAMERA_BEHIND
+        if len(xs):
+            x = min(x, float(np.median(xs)) - CAMERA_BEHIND_SCHOOL)
+        low = floor_top(self.game) + CAMERA_CLEAR
+        y = max(ty + CAMERA_UP, low)
+        z = min(max(tz, 0.0), self.width)
+        base = np.array([x, y, z])
+        toward = np.array([tx - x, 0.0, 0.0])
+        # candidates: raised by up to 3 CAMERA_UP, slid up to most of the way to the target
+        t = np.linspace(0.0, 1.0, CAMERA_TRIES)
+        candidates = [base[None, :] + np.outer(t, [0.0, 3.0 * CAMERA_UP, 0.0])]
+        candidates.append(base[None, :] + np.outer(t * 0.8, toward))
+        points = np.concatenate(candidates)
+        points[:, 1] = np.clip(points[:, 1], low, max(self.height, low))
+        field = self.course.field(points)
+        clear = np.flatnonzero(field >= CAMERA_CLEAR)
+        best = int(clear[0]) if len(clear) else int(np.argmax(field))
+        return [float(v) for v in points[best]]
+
     # ------------------------------------------------------------------ reporting
 
     def status(self, sim: Simulation) -> dict[str, Any]:
@@ -190,6 +242,8 @@ class FlappyGame:
             "pilot": self.pilot,
             "target": [float(v) for v in self.target],
             "chunks": sorted(self.cache.chunks),
+            "autopilot": self.autopilot,
+            "camera": self.camera(sim),
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -202,6 +256,7 @@ class FlappyGame:
             "over": int(self.over),
             "points": self.points,
             "start_count": self.start_count,
+            "autopilot": int(self.autopilot),
         }
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
@@ -215,6 +270,7 @@ class FlappyGame:
         # checkpoints from before the score was earned per step: the score starts from there at 0
         self.points = float(data.get("points", 0.0))
         self.start_count = int(data.get("start_count", 0))
+        self.autopilot = bool(int(data.get("autopilot", 1)))  # older checkpoints: not known to be the player's
         self._obstacle_chunk = None
 
 

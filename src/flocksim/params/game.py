@@ -41,6 +41,13 @@ class Game(Strict):
     lateral_speed: float = quantity(24.0, "units/s", "Target speed across the course (y, z)", gt=0.0, le=1e4)
     lead: float = quantity(8.0, "units", "Start distance of the target ahead of the flock's centre", ge=0.0, le=1e4)
     max_lag: float = quantity(60.0, "units", "A bird farther than this behind the target is lost", gt=0.0, le=1e6)
+    leash: float = quantity(
+        30.0,
+        "units",
+        "The target waits (slows to a stop over its last 10 units) when it is this far ahead of the flock's median",
+        gt=0.0,
+        le=1e6,
+    )
     first_wall: float = quantity(80.0, "units", "x of the first wall", ge=0.0, le=1e6)
     wall_spacing: float = quantity(60.0, "units", "Distance between walls (= chunk length)", gt=0.0, le=1e4)
     wall_thickness: float = quantity(6.0, "units", "Thickness of a wall before noise", gt=0.0, le=1e4)

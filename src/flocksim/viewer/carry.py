@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 
 from flocksim.config import AnyParams, to_dict
+from flocksim.game import game_of
 from flocksim.simulation import Simulation
 from flocksim.state import FlockState
 from flocksim.viewer.waves import schedule_from_now
@@ -83,11 +84,16 @@ def carry_components(old: Simulation, new: Simulation) -> None:
 
 
 def carry_pointer(old: Simulation, new: Simulation) -> None:
-    """On a refill only the pointer carries over (the client keeps holding the button)."""
+    """On a refill only the pointer carries over (the client keeps holding the button), and a
+    game's player: after Flappy Boids' restart the target is the player's from the first step
+    (the scripted pilot flies none of it, so the game can set a best score)."""
     for component in old.components:
         if component.name == "pointer":
             with contextlib.suppress(ValueError):
                 new.set_pointer(component.point, component.mode)
+    was, now = game_of(old), game_of(new)
+    if was is not None and now is not None and was.pilot == "player":
+        now.steer(0.0, 0.0)
 
 
 __all__ = ["carry_components", "carry_over", "carry_pointer", "same_flock"]

@@ -5,50 +5,36 @@
 inf, oversized text, unknown preset, a parameter change the schema rejects); its message is one
 line meant for the page, which :func:`error_reply` wraps for sending back.
 
-A ``set`` is validated against the parameter schema with :func:`flocksim.config.apply_overrides`
-(the machinery of ``--set``): each JSON value becomes an exact TOML literal, so the changes
-apply in order, unknown keys and bad values get the same one-line messages naming the field and
-the allowed values, and ``model`` switches keep the fields the new model knows.
+A ``set``'s changes are applied to the parameters by :mod:`flocksim.viewer.changes` (exact TOML
+literals through the machinery of ``--set``); the refusals are :mod:`flocksim.viewer.control_errors`'.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from flocksim.config import AnyParams, ConfigError, apply_overrides
+from flocksim.config import AnyParams, ConfigError
 from flocksim.scenarios import load_preset, preset_names
+from flocksim.viewer.changes import (  # noqa: F401  (re-exported: the old import paths)
+    MAX_CHANGES,
+    MAX_DEPTH,
+    apply_changes,
+    count_text,
+    follow_count,
+    with_followed_count,
+)
+from flocksim.viewer.control_errors import MAX_ERROR_CHARS, ControlError, _one_line, error_reply, plain_reason  # noqa: F401
 
 MAX_CONTROL_BYTES = 64 * 1024
 """Default size limit of one control message [bytes of UTF-8]."""
-MAX_CHANGES = 256
-"""Most dotted keys in one ``set``."""
-MAX_DEPTH = 16
-"""Deepest nesting of lists/objects in a ``set`` value."""
-MAX_ERROR_CHARS = 500
-"""Error messages are cut to this many characters."""
 TURN_ANGLE_DEG = 120.0
 """Angle of a ``turn`` perturbation [degrees]."""
 MAX_WAVE_DELAY = 60.0
 """Longest delay of a ``wave`` message [s of simulated time]."""
-_KEY = re.compile(r"[A-Za-z0-9_\-]+(\.[A-Za-z0-9_\-]+)*")
-
-
-class ControlError(ValueError):
-    """An invalid control message; ``str(exc)`` is one line to show in the page."""
-
-    def __init__(self, message: str):
-        super().__init__(_one_line(message))
-
-
-def _one_line(message: str) -> str:
-    text = " ".join(str(message).split())
-    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -256,114 +242,6 @@ def _load_json(text: str | bytes | bytearray | memoryview, max_bytes: int) -> An
         ) from None
 
 
-# ------------------------------------------------------------------------------------ set
-
-
-def _toml_string(text: str, key: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ControlError(f"{key}: not valid Unicode text") from None
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _toml_literal(value: Any, key: str, depth: int = 0) -> str:
-    """The TOML inline literal that reads back as exactly ``value`` (a JSON value)."""
-    if depth > MAX_DEPTH:
-        raise ControlError(f"{key}: nested deeper than {MAX_DEPTH} levels")
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        if not -(2**63) <= value < 2**63:
-            raise ControlError(f"{key}: integer out of range; got {value:.3g}")
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ControlError(f"{key}: must be a finite number (not NaN or inf); got {value!r}")
-        return repr(value)
-    if isinstance(value, str):
-        return _toml_string(value, key)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_literal(v, key, depth + 1) for v in value) + "]"
-    if isinstance(value, dict):
-        items = (f"{_toml_string(k, key)} = {_toml_literal(v, key, depth + 1)}" for k, v in value.items())
-        return "{" + ", ".join(items) + "}"
-    if value is None:
-        raise ControlError(f"{key}: null is not a value; give a number, true/false, text or a list")
-    raise ControlError(f"{key}: unsupported value of type {type(value).__name__}")
-
-
-def count_text(n: int) -> str:
-    """An agent count as the presets' descriptions write it: "500", "2000", and from 10 000 on in
-    groups of three digits: "100 000"."""
-    text = str(int(n))
-    if n < 10_000:
-        return text
-    groups = []
-    while text:
-        groups.insert(0, text[-3:])
-        text = text[:-3]
-    return " ".join(groups)
-
-
-def follow_count(description: str, old_n: int, new_n: int) -> str:
-    """``description`` with its first mention of the agent count ``old_n`` (written "500",
-    "100 000" or "100,000", never part of a larger number) changed to ``new_n``: "500 starlings"
-    -> "10 000 starlings". Unchanged when it does not mention ``old_n``."""
-    if int(old_n) == int(new_n) or not description:
-        return description
-    digits = str(int(old_n))
-    groups = [digits[max(0, i - 3) : i] for i in range(len(digits), 0, -3)][::-1]
-    grouped = r"[ ,\u202f]".join(groups) if len(groups) > 1 else None
-    pattern = digits if grouped is None else f"(?:{digits}|{grouped})"
-    match = re.search(rf"(?<![\d.,])(?<!\d )({pattern})(?![\d]|[.,]\d|[ ,\u202f]\d{{3}})", description)
-    if match is None:
-        return description
-    return description[: match.start(1)] + count_text(new_n) + description[match.end(1) :]
-
-
-def with_followed_count(before: AnyParams, after: AnyParams, described: bool) -> AnyParams:
-    """``after`` with its description following its agent count when the change from ``before``
-    set ``agents.n`` and not the description (``described``): :func:`follow_count`."""
-    if described or int(before.agents.n) == int(after.agents.n):
-        return after
-    text = follow_count(after.description or "", int(before.agents.n), int(after.agents.n))
-    if text == (after.description or ""):
-        return after
-    return apply_overrides(after, [f"description={_toml_string(text, 'description')}"])
-
-
-def apply_changes(params: AnyParams, changes: Mapping[str, Any]) -> AnyParams:
-    """``params`` with ``changes`` ({dotted key: JSON value}) applied in order and re-validated;
-    :class:`ControlError` naming the field and the allowed values otherwise. A change of
-    ``agents.n`` without one of ``description`` changes the count the description mentions
-    (:func:`follow_count`: "500 starlings" becomes "10 000 starlings")."""
-    if not isinstance(changes, Mapping) or not changes:
-        raise ControlError("set: changes must be a non-empty object of {dotted key: value}")
-    if len(changes) > MAX_CHANGES:
-        raise ControlError(f"set: {len(changes)} changes; at most {MAX_CHANGES} in one message")
-    overrides = []
-    for key, value in changes.items():
-        if not isinstance(key, str) or len(key) > 200 or not _KEY.fullmatch(key):
-            raise ControlError(f"set: {str(key)[:80]!r} is not a dotted parameter key, e.g. rules.alignment.weight")
-        overrides.append(f"{key}={_toml_literal(value, key)}")
-    try:
-        return with_followed_count(params, apply_overrides(params, overrides), "description" in changes)
-    except ConfigError as exc:
-        raise ControlError(str(exc)) from None
-    except (ValueError, TypeError, RecursionError) as exc:  # the schema's own checks, whatever their type
-        raise ControlError(f"set: invalid change ({plain_reason(exc)})") from None
-
-
 # ------------------------------------------------------------------------------------ messages
 
 
@@ -479,20 +357,6 @@ def _view(message: dict[str, Any], dim: int) -> ViewControl:
     if fov is not None and not 0.0 < fov <= 360.0:
         raise ControlError(f"view.fov_deg: allowed: more than 0 up to 360 [deg]; got {fov:g}")
     return ViewControl(position=tuple(values[key] for key in axes), direction=direction, fov_deg=fov)
-
-
-def plain_reason(exc: BaseException) -> str:
-    """Why a change was refused, in words: the exception's message on one line, without Python's
-    type name (nesting too deep to handle said as such)."""
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    text = " ".join(str(exc).split())
-    return text[:300] if text else "refused by the parameter schema"
-
-
-def error_reply(message: str) -> str:
-    """The JSON text the server sends back for a rejected message: {"type": "error", "message": ...}."""
-    return json.dumps({"type": "error", "message": _one_line(message)})
 
 
 __all__ = [
