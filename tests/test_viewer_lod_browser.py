@@ -224,11 +224,11 @@ def edge_sharpness(rgb: np.ndarray) -> float:
 
 @pytest.mark.parametrize(
     ("preset", "sets", "seconds"),
-    [("starlings-3d", ("agents.n=10000",), 3), ("starlings-3d-large", (), 0.3)],
+    [("starlings-3d", ("agents.n=10000",), 5), ("starlings-3d-large", (), 0.3)],
     ids=["10000", "100000"],
 )
 def test_large_murmurations_have_dark_cores_pale_sheets_and_sharp_edges(page, preset, sets, seconds):
-    """10 000 and 100 000 starlings at the page's own level of detail (SwiftShader: below full
+    """10 000 (after 5 s) and 100 000 starlings at the page's own level of detail (SwiftShader: below full
     detail) read as a murmuration against the dusk sky: a dark core (the darkest 20 blocks over
     0.37 of the way from the sky to black), pale thin parts (over 30 % of the flock's blocks
     lighter than half the core) and a sharp edge (edge_sharpness over 0.014). The page before
