@@ -362,6 +362,12 @@ export class DetailController {
     return `${this.stride > 1 ? "drawing " : ""}${summary}: ${why}`;
   }
 
+  /** The Detail menu's fixed choices, as they draw the flock shown ("70 % resolution" for a
+   * flock too small to thin; the levels' own labels before any flock). */
+  get fixedLabels() {
+    return LEVELS.map((level, k) => (this.n > 0 ? describe(k, this.n) : level.label));
+  }
+
   /** The Detail menu's first choice: "auto (full detail)", "auto (1 in 4 birds)", ... */
   get autoLabel() {
     return this.mode === "auto" ? `auto (${this.summary})` : "auto";

@@ -370,7 +370,7 @@ class App extends AppControls {
     }
     if (rendered) {
       this.detail.rendered(gl, now, this.shown ? this.shown.nAgents : 0);
-      if (this.detail.stride !== this.view.agentStride) this.applyDetail();
+      if (this.detail.stride !== this.view.agentStride || this.detail.n !== this.detailShownFor) this.applyDetail();
     }
     this.showFps(now);
     if (this.connected && this.current) {
@@ -401,6 +401,8 @@ class App extends AppControls {
     const select = /** @type {HTMLSelectElement} */ (byId("detail"));
     select.value = String(this.detail.mode);
     select.options[0].text = this.detail.autoLabel;
+    this.detail.fixedLabels.forEach((text, k) => (select.options[k + 1].text = text));
+    this.detailShownFor = this.detail.n;
   }
 
   /** Draw a frame and show its status values (no steps per second while paused: nothing steps). */

@@ -186,6 +186,11 @@ test("a fixed level stays, whatever the renders take", () => {
   assert.equal(d.level, 5);
   assert.equal(d.note, "drawing 1 in 16 birds, 70 % resolution: chosen in View");
   assert.equal(d.autoLabel, "auto");
+  assert.equal(d.fixedLabels[5], "1 in 16 birds, 70 % resolution");
+  d.n = 500; // the menu's fixed choices say what they draw of the flock shown, as the note does
+  assert.equal(d.fixedLabels[5], "70 % resolution");
+  assert.equal(d.note, "70 % resolution: chosen in View");
+  assert.equal(d.fixedLabels[0], "full detail");
   renders(d, 0, 20, 1, 100_000);
   assert.equal(d.level, 5);
 });
