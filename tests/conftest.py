@@ -130,6 +130,7 @@ HEAVY_FILES = (
     "test_viewer_browser.py",
     "test_viewer_bank_browser.py",
     "test_viewer_detail.py",
+    "test_viewer_lod_browser.py",
     "test_flappy_browser.py",
     "test_viewer_scenes.py",
     "test_notebook_browser.py",

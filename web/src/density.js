@@ -21,7 +21,12 @@
  */
 
 /** Grid counts, smoothing scratch and each entry's cell, reused from frame to frame. */
-const scratch = { counts: new Float32Array(0), tmp: new Float32Array(0), index: new Uint32Array(0) };
+const scratch = {
+  counts: new Float32Array(0),
+  occupied: new Float32Array(0),
+  tmp: new Float32Array(0),
+  index: new Uint32Array(0),
+};
 
 /** Birds per cell of a flock that filled its bounding box (before smoothing). */
 export const CELL_BIRDS = 4;
@@ -98,6 +103,7 @@ export function relativeDensity(positions, n, bboxMin, bboxMax, out, cells = 0, 
   const cellCount = dims[0] * dims[1] * dims[2];
   if (scratch.counts.length < cellCount) {
     scratch.counts = new Float32Array(cellCount);
+    scratch.occupied = new Float32Array(cellCount);
     scratch.tmp = new Float32Array(cellCount);
   }
   if (scratch.index.length < n) scratch.index = new Uint32Array(n);
@@ -115,7 +121,20 @@ export function relativeDensity(positions, n, bboxMin, bboxMax, out, cells = 0, 
     index[i] = c;
     counts[c]++;
   }
-  if (smooth) for (let axis = 0; axis < 3; axis++) if (dims[axis] > 1) smoothAxis(counts, scratch.tmp, dims, axis);
+  if (smooth) {
+    // the smoothed count over the smoothed share of occupied cells: empty cells beyond the
+    // flock's edge do not thin its border birds (a flock of even density keeps a sharp edge, as
+    // in footage), while a cell of a thin region, with few birds, still reads thin
+    const occupied = scratch.occupied;
+    for (let c = 0; c < cellCount; c++) occupied[c] = counts[c] > 0 ? 1 : 0;
+    for (let axis = 0; axis < 3; axis++) {
+      if (dims[axis] > 1) {
+        smoothAxis(counts, scratch.tmp, dims, axis);
+        smoothAxis(occupied, scratch.tmp, dims, axis);
+      }
+    }
+    for (let c = 0; c < cellCount; c++) if (occupied[c] > 0) counts[c] /= occupied[c];
+  }
   // the mean (smoothed) count a bird sees: a flock of uniform density reads 1 inside, whatever
   // its shape
   let seen = 0;

@@ -1,7 +1,7 @@
 /**
  * Level of detail: how much the view draws, chosen from how long the renders take, so that a slow
  * renderer (a browser without a GPU draws with the CPU: SwiftShader, llvmpipe) keeps the page
- * answering its user.
+ * answering its user, and the picture is lowered only as far as that needs.
  *
  * A render's time is measured from the page's render call to the GPU's completion of it: a
  * fence (WebGL2 fenceSync) after the render, polled once per animation frame without waiting
@@ -9,37 +9,66 @@
  * one render is ever queued, so a drag or a click never waits behind a backlog of pictures the
  * (software) GPU has yet to draw, and a new frame is drawn as soon as the last one is done.
  *
- * Levels, cheapest last: full detail; half resolution (a quarter of the pixels to fill); then,
- * at half resolution, 1 in 2, 4, 8, 16 and 32 birds drawn (a fixed stride of the flock's
- * entries, the same birds every frame; highlighted ones, the selected bird and its neighbours,
- * always drawn); last, a third of the resolution. A flock is thinned only down to MIN_DRAWN
- * birds: a small flock is not thinned (its cost is the pixels, not the birds), and the levels
- * that would thin it more are skipped.
+ * Levels, cheapest last: full detail; 1 in 2, 4, 8 and 16 birds drawn (a fixed stride of the
+ * flock's entries, the same birds every frame; highlighted ones, the selected bird and its
+ * neighbours, always drawn; each drawn bird stands for the ones left out: shaders.js); then, with
+ * 1 in 16 birds, 70 % of the resolution (half the pixels) and last half the resolution. A flock is
+ * thinned only down to MIN_DRAWN birds drawn: a flock of a few thousand is never thinned (its cost
+ * is the pixels, not the birds), the levels that would thin it more are skipped, and it is drawn
+ * at no less than SMALL_FLOCK_SCALE of the resolution.
  *
- * The automatic choice steps down when the last SLOW_RENDERS render times are all over SLOW_MS:
- * by as many levels as halvings bring the fastest of them to SLOW_MS (a level roughly halves the
- * cost; one at least), so a render of 1 s goes down three levels at once rather than one level
- * every few seconds. It steps back up one level when the median of the last FAST_RENDERS is under
- * FAST_MS, at least STEP_UP_AFTER_MS after the last change (the gap between the two thresholds
- * keeps it from going back and forth). The first render after a change is not measured (it may
- * allocate a new drawing buffer). The user can fix a
- * level instead (the View section's "Detail", or `?detail=full` in the page's address).
+ * The automatic choice aims at a usable rate, about 20 pictures a second (TARGET_MS), and starts
+ * at full detail (again for each new flock):
+ * - it steps down when the median of the last MIN_SAMPLES renders at a level is over
+ *   SLOW_MS, by as many levels as halvings bring it to SLOW_MS (a level roughly halves the
+ *   cost), thinning first and lowering the resolution only one level at a time; two renders in
+ *   a row over QUICK_MS step down at once (a flock of 100 000 at full detail takes a second or
+ *   more a render in SwiftShader);
+ * - a step down that bought almost nothing (the median at the lower level still slow and over
+ *   NO_GAIN of the one it left: a busy machine, not the picture, is slow) is taken back, and the
+ *   page does not go below that level for FLOOR_HOLD_MS (twice as long each time again);
+ * - it steps back up while the renders are usable (median at most SLOW_MS): at once (after
+ *   STEP_UP_MS) when twice their median is still under SLOW_MS, else as a probe, PROBE_MS after
+ *   the last change. A probe that turns out slow is taken back and the next one waits twice as
+ *   long (up to MAX_PROBE_MS); one that holds resets the wait.
+ * The first renders after a change are not measured (a new drawing buffer, shaders compiled),
+ * unless they take over 3 QUICK_MS (a flock of 100 000 at full detail: 1 to 5 s a render).
+ * The user can fix a level instead (the View section's "Detail", or `?detail=full` in the page's
+ * address).
  *
  * @module detail
  */
 
-/** A render (the render call to the GPU's completion) slower than this is slow [ms]. */
-export const SLOW_MS = 120;
-/** A render faster than this is fast enough to draw more [ms]. */
-export const FAST_MS = 40;
-/** Renders that, all slow, decide a step down. */
-export const SLOW_RENDERS = 2;
-/** Renders whose median decides a step up. */
-export const FAST_RENDERS = 6;
-/** No step up sooner than this after a change [ms]. */
-export const STEP_UP_AFTER_MS = 2000;
-/** A flock is thinned down to no fewer drawn birds than this. */
-export const MIN_DRAWN = 2000;
+/** The rate the automatic level aims at: a render [ms] (20 pictures a second). */
+export const TARGET_MS = 50;
+/** Renders slower than this (under 10 pictures a second) are too slow: the level steps down [ms]. */
+export const SLOW_MS = 2 * TARGET_MS;
+/** Two renders in a row slower than this step down at once, without waiting for MIN_SAMPLES [ms]. */
+export const QUICK_MS = 3 * SLOW_MS;
+/** Renders measured at a level before it is judged. */
+export const MIN_SAMPLES = 4;
+/** Renders whose median is judged (the newest at the level). */
+export const WINDOW = 8;
+/** Renders after a change that are not measured (a new drawing buffer, new shaders). */
+export const SKIP_RENDERS = 2;
+/** A step up while renders are fast waits this long after the last change [ms]. */
+export const STEP_UP_MS = 1000;
+/** A probe upward waits this long after the last change, doubled after each one that failed [ms]. */
+export const PROBE_MS = 2500;
+/** Longest wait between probes [ms]. */
+export const MAX_PROBE_MS = 10_000;
+/** A step down whose lower level's median is over this share of the level left bought nothing. */
+export const NO_GAIN = 0.8;
+/** How long the page stays at or above a level whose step down bought nothing [ms], doubled each
+ * time it happens again with the same flock (up to MAX_FLOOR_HOLD_MS). */
+export const FLOOR_HOLD_MS = 20_000;
+const MAX_FLOOR_HOLD_MS = 300_000;
+/** A flock is thinned down to no fewer drawn birds than this (only flocks of twice this are). */
+export const MIN_DRAWN = 5000;
+/** The lowest resolution a flock too small to thin is drawn at: at half the resolution 500 birds
+ * in 2D covered 28 % more of the picture than at full (each shape's blurred rim is twice as wide),
+ * at 70 % about 12 % more. */
+export const SMALL_FLOCK_SCALE = 0.7;
 /** A fence not passed after this long is given up (a lost context never passes it) [ms]. */
 const MAX_RENDER_MS = 10_000;
 
@@ -48,13 +77,12 @@ const MAX_RENDER_MS = 10_000;
 /** The levels, full detail first: resolution factor and bird stride. */
 export const LEVELS = /** @type {Level[]} */ ([
   { scale: 1, stride: 1, label: "full" },
-  { scale: 0.5, stride: 1, label: "half resolution" },
-  { scale: 0.5, stride: 2, label: "1 in 2 birds" },
-  { scale: 0.5, stride: 4, label: "1 in 4 birds" },
-  { scale: 0.5, stride: 8, label: "1 in 8 birds" },
-  { scale: 0.5, stride: 16, label: "1 in 16 birds" },
-  { scale: 0.5, stride: 32, label: "1 in 32 birds" },
-  { scale: 0.35, stride: 32, label: "1 in 32 birds, a third of the resolution" },
+  { scale: 1, stride: 2, label: "1 in 2 birds" },
+  { scale: 1, stride: 4, label: "1 in 4 birds" },
+  { scale: 1, stride: 8, label: "1 in 8 birds" },
+  { scale: 1, stride: 16, label: "1 in 16 birds" },
+  { scale: 0.7, stride: 16, label: "1 in 16 birds, 70 % resolution" },
+  { scale: 0.5, stride: 16, label: "1 in 16 birds, half resolution" },
 ]);
 
 /**
@@ -81,14 +109,33 @@ export function strideFor(stride, n) {
 export function levelsFor(n) {
   const out = [];
   let last = "";
+  const thinnable = strideFor(2, n) > 1;
   LEVELS.forEach((level, k) => {
     const key = `${level.scale}/${strideFor(level.stride, n)}`;
+    if (!thinnable && level.scale < SMALL_FLOCK_SCALE) return;
     if (key !== last) out.push(k);
     last = key;
   });
   return out;
 }
 
+/**
+ * What a level draws of a flock of `n` birds, in words: "full detail", else the
+ * birds drawn and the resolution ("1 in 4 birds", "half resolution", "1 in 16 birds, 70 %
+ * resolution"). The status bar and the Detail menu both say this.
+ *
+ * @param {number} level index into LEVELS
+ * @param {number} n
+ * @returns {string}
+ */
+export function describe(level, n) {
+  const { scale, stride } = LEVELS[level];
+  const s = strideFor(stride, n);
+  const parts = [];
+  if (s > 1) parts.push(`1 in ${s} birds`);
+  if (scale < 1) parts.push(scale === 0.5 ? "half resolution" : `${Math.round(scale * 100)} % resolution`);
+  return parts.length ? parts.join(", ") : "full detail";
+}
 
 /**
  * The mode a page address asks for: `?detail=auto` (the default), `?detail=full` (level 0, never
@@ -127,7 +174,7 @@ export class DetailController {
     this.level = mode === "auto" ? 0 : mode;
     /** birds in the flock drawn last (bounds the level) */
     this.n = 0;
-    /** render times [ms], newest last */
+    /** render times at this level [ms], newest last */
     this.times = [];
     /** when the level last changed [ms, the animation frames' clock] */
     this.changedAt = -Infinity;
@@ -135,9 +182,18 @@ export class DetailController {
     this.fence = null;
     /** when the render behind `fence` was made [ms] */
     this.renderedAt = 0;
-    /** renders since the level last changed (the first one after a change is not measured: it
-     * allocates the new drawing buffer) */
+    /** renders since the level last changed (the first SKIP_RENDERS are not measured) */
     this.rendersAtLevel = 0;
+    /** the last step down: the level left and its median [ms] (null: none to judge) */
+    this.downFrom = null;
+    /** the last step up was a probe not judged yet */
+    this.probing = false;
+    /** wait before the next probe upward [ms] */
+    this.probeWait = PROBE_MS;
+    /** no step below this level until `floorUntil` [ms] */
+    this.floor = 0;
+    this.floorUntil = -Infinity;
+    this.floorHold = FLOOR_HOLD_MS;
     /** called with the new level when it changes */
     this.onChange = () => {};
   }
@@ -165,6 +221,24 @@ export class DetailController {
   }
 
   /**
+   * Another flock (a scene, a refill, the other mode): in "auto" mode, the full picture first,
+   * judged afresh.
+   *
+   * @param {number} now [ms]
+   */
+  restart(now) {
+    if (this.mode !== "auto") return;
+    this.probeWait = PROBE_MS;
+    this.probing = false;
+    this.downFrom = null;
+    this.floorUntil = -Infinity;
+    this.floorHold = FLOOR_HOLD_MS;
+    this._set(0, now);
+    this.times = [];
+    this.rendersAtLevel = 0;
+  }
+
+  /**
    * Just rendered: put a fence behind the render's commands.
    *
    * @param {WebGL2RenderingContext} gl
@@ -172,6 +246,7 @@ export class DetailController {
    * @param {number} n birds in the flock shown
    */
   rendered(gl, now, n) {
+    if (n > 0 && this.n > 0 && (n > 1.5 * this.n || 1.5 * n < this.n)) this.restart(now); // another flock
     this.n = n;
     if (this.fence) gl.deleteSync(this.fence);
     this.fence = typeof gl.fenceSync === "function" ? gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0) : null;
@@ -195,7 +270,9 @@ export class DetailController {
     if (status !== gl.SIGNALED && status !== null && took < MAX_RENDER_MS) return true;
     gl.deleteSync(this.fence);
     this.fence = null;
-    if (status === gl.SIGNALED && this.rendersAtLevel > 1) this._measured(took, now);
+    // the first renders after a change are not measured, unless they are far too slow anyway
+    const measured = this.rendersAtLevel > SKIP_RENDERS || took > 3 * QUICK_MS;
+    if (status === gl.SIGNALED && measured) this._measured(took, now);
     return false;
   }
 
@@ -207,30 +284,70 @@ export class DetailController {
    */
   _measured(took, now) {
     this.times.push(took);
-    if (this.times.length > FAST_RENDERS) this.times.shift();
+    if (this.times.length > WINDOW) this.times.shift();
     if (this.mode !== "auto") return;
     // the levels that differ for this flock, and where the level drawn is among them
     const levels = levelsFor(this.n);
     let at = levels.length - 1;
     while (at > 0 && levels[at] > this.level) at--;
-    const last = this.times.slice(-SLOW_RENDERS);
-    const fastest = Math.min(...last);
-    if (last.length === SLOW_RENDERS && fastest > SLOW_MS && at < levels.length - 1) {
-      const steps = Math.max(1, Math.round(Math.log2(fastest / SLOW_MS)));
-      this._set(levels[Math.min(at + steps, levels.length - 1)], now);
-    } else if (
-      this.times.length === FAST_RENDERS &&
-      median(this.times) < FAST_MS &&
-      at > 0 &&
-      now - this.changedAt >= STEP_UP_AFTER_MS
-    ) {
+    const n = this.times.length;
+    const quick = n >= 2 && Math.min(...this.times.slice(-2)) > QUICK_MS;
+    if (n < MIN_SAMPLES && !quick) return;
+    // the newest renders: the slowness now, not the renders before it set in
+    const ms = quick ? Math.min(...this.times.slice(-2)) : median(this.times.slice(-MIN_SAMPLES));
+    // no step below a level whose step down bought nothing, for a while
+    const lowest = now < this.floorUntil ? this.floor : Infinity;
+    if (ms > SLOW_MS) {
+      const from = this.downFrom;
+      if (from && from.level < this.level && ms > NO_GAIN * from.ms) {
+        // lowering bought (almost) nothing: the machine is busy, not the picture slow. Back up,
+        // and stay there for a while
+        this.floor = from.level;
+        this.floorUntil = now + this.floorHold;
+        this.floorHold = Math.min(2 * this.floorHold, MAX_FLOOR_HOLD_MS);
+        this._set(from.level, now);
+        return;
+      }
+      if (this.probing) this.probeWait = Math.min(2 * this.probeWait, MAX_PROBE_MS);
+      this.probing = false;
+      const steps = Math.max(1, Math.ceil(Math.log2(ms / SLOW_MS)));
+      let to = Math.min(at + steps, levels.length - 1);
+      // thinning first, as far as the steps go; the resolution one step at a time, from a level
+      // measured slow (a 100 000-bird flock's slow first render is its birds, not its pixels)
+      const scale = LEVELS[this.level].scale;
+      let thinnest = at;
+      while (thinnest + 1 < levels.length && LEVELS[levels[thinnest + 1]].scale === scale) thinnest++;
+      to = thinnest > at ? Math.min(to, thinnest) : Math.min(to, at + 1);
+      while (to > at && levels[to] > lowest) to--;
+      if (to > at) {
+        // judged against the newest render at the level left: the slowness that made it step
+        this.downFrom = { level: this.level, ms: this.times[this.times.length - 1] };
+        this._set(levels[to], now);
+      }
+      return;
+    }
+    if (this.probing) {
+      this.probing = false;
+      this.probeWait = PROBE_MS; // the probe held
+    }
+    this.downFrom = null;
+    if (at === 0) return;
+    const since = now - this.changedAt;
+    const fast = 2 * ms <= SLOW_MS;
+    if ((fast && since >= STEP_UP_MS) || since >= this.probeWait) {
+      this.probing = !fast;
       this._set(levels[at - 1], now);
     }
   }
 
-  /** The median render time of the last renders [ms] (NaN before any). */
+  /** The median render time of the last renders at this level [ms] (NaN before any). */
   get renderMs() {
     return this.times.length ? median(this.times) : NaN;
+  }
+
+  /** What the level draws of the flock shown, in words ("full detail", "1 in 4 birds", ...). */
+  get summary() {
+    return describe(this.level, this.n);
   }
 
   /**
@@ -239,15 +356,21 @@ export class DetailController {
    * @returns {string}
    */
   get note() {
-    if (this.level === 0) return "";
-    const { scale } = this.current;
-    const stride = this.stride;
-    const parts = [];
-    if (stride > 1) parts.push(`drawing 1 in ${stride} birds`);
-    if (scale < 1) parts.push(scale === 0.5 ? "half resolution" : `${Math.round(scale * 100)} % resolution`);
-    if (parts.length === 0) return "";
+    const summary = this.summary;
+    if (summary === "full detail") return "";
     const why = this.mode === "auto" ? "slow renderer" : "chosen in View";
-    return `${parts.join(", ")}: ${why}`;
+    return `${this.stride > 1 ? "drawing " : ""}${summary}: ${why}`;
+  }
+
+  /** The Detail menu's fixed choices, as they draw the flock shown ("70 % resolution" for a
+   * flock too small to thin; the levels' own labels before any flock). */
+  get fixedLabels() {
+    return LEVELS.map((level, k) => (this.n > 0 ? describe(k, this.n) : level.label));
+  }
+
+  /** The Detail menu's first choice: "auto (full detail)", "auto (1 in 4 birds)", ... */
+  get autoLabel() {
+    return this.mode === "auto" ? `auto (${this.summary})` : "auto";
   }
 
   _set(level, now) {
@@ -268,10 +391,13 @@ export class DetailController {
  * @param {F} frame
  * @param {number} stride
  * @param {number} keep flag bits of entries always drawn
- * @returns {F} a frame-like object whose first nAgents entries are the drawn birds
+ * @param {Float32Array|null} [values] one value per entry of the flock (its density), picked
+ *   alongside into the result's `values`
+ * @returns {F & {values: Float32Array|null}} a frame-like object whose first nAgents entries are
+ *   the drawn birds
  */
-export function thinned(frame, stride, keep) {
-  if (stride <= 1) return frame;
+export function thinned(frame, stride, keep, values = null) {
+  if (stride <= 1) return { ...frame, values };
   const { dim, nAgents, flags } = frame;
   const picked = [];
   for (let i = 0; i < nAgents; i++) if (i % stride === 0 || flags[i] & keep) picked.push(i);
@@ -280,14 +406,16 @@ export function thinned(frame, stride, keep) {
   const headings = new frame.headings.constructor(m * dim);
   const kept = new Uint8Array(m);
   const bank = frame.bank ? new frame.bank.constructor(m) : null;
+  const out = values ? new Float32Array(m) : null;
   for (let k = 0; k < m; k++) {
     const i = picked[k];
     if (bank) bank[k] = frame.bank[i];
+    if (out) out[k] = values[i];
     for (let a = 0; a < dim; a++) {
       positions[k * dim + a] = frame.positions[i * dim + a];
       headings[k * dim + a] = frame.headings[i * dim + a];
     }
     kept[k] = flags[i];
   }
-  return { ...frame, positions, headings, flags: kept, nAgents: m, bank };
+  return { ...frame, positions, headings, flags: kept, nAgents: m, bank, values: out };
 }

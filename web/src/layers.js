@@ -112,6 +112,8 @@ export class EntityLayer {
         uOpacity: { value: 1 },
         uDensity: { value: 0 },
         uMinPixels: { value: minPixels },
+        uMinPixels2D: { value: 0 },
+        uStride: { value: 1 },
         uHighlight: { value: highlight },
         uRimColor: { value: new THREE.Color(COLORS.rim) },
       },

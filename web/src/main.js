@@ -249,6 +249,7 @@ class App extends AppControls {
     const modeChanged = previous && previous.dim !== msg.dim;
     if (modeChanged) this.replays.markGap(); // a resumed mode goes on from where it was left
     if (msg.reset || modeChanged) {
+      this.detail.restart(performance.now()); // a new flock: the full picture first
       this.stopReplay();
       this.pausedFrame = null;
       const buffer = this.buffer();
@@ -369,7 +370,7 @@ class App extends AppControls {
     }
     if (rendered) {
       this.detail.rendered(gl, now, this.shown ? this.shown.nAgents : 0);
-      if (this.detail.stride !== this.view.agentStride) this.applyDetail();
+      if (this.detail.stride !== this.view.agentStride || this.detail.n !== this.detailShownFor) this.applyDetail();
     }
     this.showFps(now);
     if (this.connected && this.current) {
@@ -399,7 +400,9 @@ class App extends AppControls {
     this.statusBar.showDetail(this.detail.note);
     const select = /** @type {HTMLSelectElement} */ (byId("detail"));
     select.value = String(this.detail.mode);
-    select.options[0].text = this.detail.mode === "auto" ? `auto (${this.detail.current.label})` : "auto";
+    select.options[0].text = this.detail.autoLabel;
+    this.detail.fixedLabels.forEach((text, k) => (select.options[k + 1].text = text));
+    this.detailShownFor = this.detail.n;
   }
 
   /** Draw a frame and show its status values (no steps per second while paused: nothing steps). */

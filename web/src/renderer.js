@@ -38,7 +38,6 @@ import { ViewPixels } from "./viewpixels.js";
 import {
   MIN_AGENT_PIXELS,
   OPAQUE_MAX_N,
-  agentMinPixels,
   agentSize,
   flockMinPixels,
   flockOpacity,
@@ -58,6 +57,10 @@ const SIZE_3D = 1.1;
 /** 3D: agents are drawn at most this share of the flock's mean spacing long (a starling's body is
  * a few tenths of the distance to its neighbours; larger darts merge into a blanket). */
 const SPACING_SHARE_3D = 1 / 4.5;
+
+/** Agents are never drawn shorter than this many pixels of the drawing buffer (a lowered
+ * resolution keeps every flock visible). */
+const MIN_BUFFER_PIXELS = 2;
 
 /** Wing beats per second of simulated time (3D birds). */
 const FLAP_HZ = 7;
@@ -113,6 +116,7 @@ export class ViewRenderer extends ViewPixels {
       uGround: color(SKY.ground),
       uSunDir: { value: new THREE.Vector3(...SUN_DIRECTION) },
       uPixelSize: { value: 0.001 },
+      uViewPx: { value: 1 },
       uFlap: { value: 0 },
       uFish: { value: 0 },
       uFogNear: { value: 0 },
@@ -304,17 +308,21 @@ export class ViewRenderer extends ViewPixels {
       this.sizeFromFlock = flockSpacing(frame) / depth;
     }
     const size = this.agentSize;
-    const drawn = thinned(frame, this.agentStride, FLAG_SELECTED | FLAG_NEIGHBOR);
     let density = null;
     if (frame.dim === 3 && frame.nAgents > OPAQUE_MAX_N) {
       // large flocks: each bird shaded by its local density (dense sheets dark, thin regions light),
-      // measured on the birds drawn (a stride of the flock samples it evenly)
-      if (!this.density || this.density.length < drawn.nAgents) this.density = new Float32Array(drawn.nAgents);
-      density = relativeDensity(drawn.positions, drawn.nAgents, frame.bboxMin, frame.bboxMax, this.density);
+      // measured on every bird of the flock, also those the level of detail leaves out
+      if (!this.density || this.density.length < frame.nAgents) this.density = new Float32Array(frame.nAgents);
+      density = relativeDensity(frame.positions, frame.nAgents, frame.bboxMin, frame.bboxMax, this.density);
     }
-    this.agents.update(drawn, 0, drawn.nAgents, size, density);
-    const minPixels = frame.dim === 3 ? flockMinPixels(frame.nAgents) : agentMinPixels(frame.nAgents);
-    this.agents.material.uniforms.uMinPixels.value = minPixels;
+    const drawn = thinned(frame, this.agentStride, FLAG_SELECTED | FLAG_NEIGHBOR, density);
+    this.agents.update(drawn, 0, drawn.nAgents, size, drawn.values);
+    // never smaller than MIN_BUFFER_PIXELS of the drawing buffer, whatever its resolution
+    const bufferMin = MIN_BUFFER_PIXELS / this.renderer.getPixelRatio();
+    const u = this.agents.material.uniforms;
+    u.uMinPixels.value = frame.dim === 3 ? Math.max(flockMinPixels(frame.nAgents), bufferMin) : bufferMin;
+    u.uMinPixels2D.value = bufferMin;
+    u.uStride.value = frame.nAgents / Math.max(drawn.nAgents, 1);
     this.agents.setOpacity(frame.dim === 3 ? flockOpacity(frame.nAgents) : 1);
     const [p0, p1] = extraRange(frame, FLAG_PREDATOR);
     this.predators.update(frame, p0, p1, size);

@@ -85,7 +85,10 @@ uniform vec3 uSelectedColor;
 uniform vec3 uNeighborColor;
 uniform vec3 uTurningColor;
 uniform float uMinPixels;  // 3D: smallest drawn body length [px] (highlighted agents: their own, larger)
+uniform float uMinPixels2D; // 2D: smallest drawn body length [px] (a lowered resolution never loses an agent)
 uniform float uPixelSize;  // 3D: world size of one pixel at view depth 1
+uniform float uViewPx;     // the view's height [px]
+uniform float uStride;     // the level of detail draws 1 in uStride birds: each stands for uStride
 uniform float uFlap;       // 3D: wing-beat phase [rad]
 uniform float uFish;       // 3D: 1 for fish (the tail wags), 0 for birds (the wing tips beat)
 uniform vec3 uSunDir;      // 3D: toward the sun (world)
@@ -169,6 +172,11 @@ void main() {
       float dense = smoothstep(1.0, 2.2, rho);
       float thin = 1.0 - smoothstep(0.25, 1.0, rho);
       vAlpha = clamp(uOpacity * rho * rho, 0.06, 1.0);
+      // a bird drawn for uStride birds (the level of detail thins the flock) stands for them:
+      // uStride^(1/2) times their area (1.19 times as long at 1 in 2, 2 at 1 in 16) and, along a
+      // line of sight, the opacity of uStride^(1/2) of them, so the flock keeps its shade
+      size *= pow(uStride, 0.25);
+      vAlpha = 1.0 - pow(1.0 - min(vAlpha, 0.999), sqrt(uStride));
       size *= clamp(pow(rho, 0.75), 0.6, 2.2);
       colour *= mix(1.0, 0.3, dense);
       fog = min(fog * (1.0 - 0.6 * dense) + 0.55 * thin, 0.92);
@@ -176,6 +184,8 @@ void main() {
     colour = mix(colour, uHazeColor, fog);
   } else {
     vAlpha = uOpacity;
+    // world size of one pixel of the orthographic view: never drawn smaller than uMinPixels2D
+    size = max(size, uMinPixels2D * 2.0 / (projectionMatrix[1][1] * max(uViewPx, 1.0)) / 1.6);
   }
   vec3 offset = size * (local.x * fwd + local.y * up + local.z * side);  // from the centre [world units]
   vec4 view;

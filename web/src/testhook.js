@@ -89,11 +89,15 @@ export function testHook(app) {
       return app.view.following;
     },
     /** Level of detail: mode ("auto" or a fixed level), level, resolution factor, bird stride,
-     * birds drawn, the status bar's note and the median render time [ms]. */
+     * birds drawn, the status bar's note, the Detail menu's text, the median render time [ms] and
+     * the renders since the level changed. */
     get detail() {
       const d = app.detail;
       const drawn = app.view.agents.geometry?.instanceCount ?? 0;
-      return { mode: d.mode, level: d.level, scale: d.current.scale, stride: d.stride, drawn, note: d.note, renderMs: d.renderMs };
+      const select = /** @type {HTMLSelectElement} */ (document.getElementById("detail"));
+      const menu = select?.selectedOptions[0]?.text ?? "";
+      const { mode, level, stride, note, renderMs, rendersAtLevel } = d;
+      return { mode, level, scale: d.current.scale, stride, drawn, note, menu, renderMs, rendersAtLevel };
     },
     get compiling() {
       return app.compiling;

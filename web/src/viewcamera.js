@@ -250,6 +250,7 @@ export class ViewCamera {
     this.perspective.aspect = w / h;
     this.perspective.updateProjectionMatrix();
     this.shared.uPixelSize.value = (2 * Math.tan(THREE.MathUtils.degToRad(FOV_DEG / 2))) / h;
+    this.shared.uViewPx.value = h;
     this._updateOrtho();
     this.dirty = true;
   }

@@ -52,6 +52,15 @@ test("relativeDensity: a uniform flock reads about 1 inside; smoothing removes t
     const sd = Math.sqrt(inside.reduce((s, v) => s + (v - m) ** 2, 0) / inside.length);
     return { m, sd };
   };
+  // the birds at the flock's border read as dense as those inside: a sharp edge (with the counts
+  // smoothed over the empty cells beyond it they read 0.74 of the inside's)
+  const all = relativeDensity(p, n, [0, 0, 0], [50, 50, 50], new Float32Array(n));
+  const mean = (keep) => {
+    const v = [...all].filter((_, i) => keep([p[3 * i], p[3 * i + 1], p[3 * i + 2]]));
+    return v.reduce((s, x) => s + x, 0) / v.length;
+  };
+  const ratio = mean((x) => x.some((v) => v < 3 || v > 47)) / mean((x) => x.every((v) => v > 10 && v < 40));
+  assert.ok(ratio > 0.9, ratio);
   const raw = spread(false);
   const smooth = spread(true);
   assert.ok(raw.sd > 0.35, JSON.stringify(raw));

@@ -108,6 +108,14 @@ class Course:
             out[sel] = np.maximum(slab, hole)
         return out
 
+    def field_lower_bound(self, points: np.ndarray) -> np.ndarray:
+        """A lower bound of :meth:`field` at ``points`` (..., 3) without sampling the noise (both
+        noises lie in [-1, 1]): min(walls, y - floor_height - amplitude) - amplitude [units]."""
+        p = np.asarray(points, dtype=np.float64)
+        g = self.game
+        floor = p[..., 1] - g.floor_height - g.noise_amplitude
+        return np.minimum(self.walls(p), floor) - g.noise_amplitude
+
     def field(self, points: np.ndarray) -> np.ndarray:
         """f at ``points`` (..., 3) [units]: < 0 inside rock (walls or seabed), > 0 in air (module docstring)."""
         p = np.asarray(points, dtype=np.float64)

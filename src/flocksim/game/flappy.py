@@ -220,6 +220,10 @@ class FlappyGame:
         candidates.append(base[None, :] + np.outer(t * 0.8, toward))
         points = np.concatenate(candidates)
         points[:, 1] = np.clip(points[:, 1], low, max(self.height, low))
+        # a cheap bound first (no noise to sample): the field is at least this
+        clear = np.flatnonzero(self.course.field_lower_bound(points) >= CAMERA_CLEAR)
+        if len(clear):
+            return [float(v) for v in points[clear[0]]]
         field = self.course.field(points)
         clear = np.flatnonzero(field >= CAMERA_CLEAR)
         best = int(clear[0]) if len(clear) else int(np.argmax(field))

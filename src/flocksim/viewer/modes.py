@@ -12,6 +12,9 @@ step count, and stops stepping) and resumes the other mode's parked simulation, 
   height added, or the third coordinate dropped), the roost's centre (height 0 added, or dropped)
   and ``agents.planar`` off for 2D.
 
+Either way a simulation level of detail (``detail``) that is on stays on, its focus and
+view direction carried to the other dimension (:func:`detail_changes`).
+
 The agents of a connection's simulations together stay within the server's agent cap: a parked
 simulation that would exceed it is dropped (:meth:`ParkedModes.fit_cap`).
 """
@@ -93,6 +96,25 @@ def dimension_changes(params: dict[str, Any], dim: int) -> dict[str, Any]:
     roost = params.get("rules", {}).get("roost") or {}
     if isinstance(roost.get("center"), list) and len(roost["center"]) != dim:
         changes["rules.roost.center"] = _resize(roost["center"], dim, 0.0)
+    changes.update(detail_changes(params, params, dim, mid))
+    return changes
+
+
+def detail_changes(old: dict[str, Any], new: dict[str, Any], dim: int, mid: float) -> dict[str, Any]:
+    """The ``set`` changes that carry ``old``'s level of detail (``detail``, when on) into ``new``
+    (parameters of the ``dim`` mode, with a ``detail`` block): every field kept, the focus given
+    a height ``mid`` or losing its third coordinate, the view direction given 0 or losing it (a
+    direction straight along the lost axis: no cone). Nothing when it is off or ``new`` has no
+    level of detail."""
+    detail = old.get("detail") or {}
+    if not detail.get("enabled") or "detail" not in new:
+        return {}
+    changes = {f"detail.{key}": value for key, value in detail.items() if key not in ("focus", "view_direction")}
+    if detail.get("focus"):
+        changes["detail.focus"] = _resize(detail["focus"], dim, mid)
+    if detail.get("view_direction"):
+        direction = _resize(detail["view_direction"], dim, 0.0)
+        changes["detail.view_direction"] = direction if any(abs(c) > 0.0 for c in direction) else []
     return changes
 
 
@@ -102,7 +124,12 @@ def mode_params(params: AnyParams, origin: str | None, dim: int) -> tuple[AnyPar
     line naming the field) when the carried parameters are not valid for the model."""
     twin = twin_preset(origin, dim)
     if twin is not None:
-        return load_preset(twin), twin
+        preset = load_preset(twin)
+        twin_dict = to_dict(preset)
+        bounds = twin_dict["world"]["bounds"]
+        mid = bounds["size"][2] / 2 if dim == 3 and bounds["kind"] in ("box", "periodic") else 0.0
+        carried = detail_changes(to_dict(params), twin_dict, dim, mid)  # the level of detail stays on
+        return (apply_changes(preset, carried) if carried else preset), twin
     return apply_changes(params, dimension_changes(to_dict(params), dim)), None
 
 
@@ -154,4 +181,4 @@ class ParkedModes:
             del self._parked[largest]
 
 
-__all__ = ["Parked", "ParkedModes", "dimension_changes", "is_modified", "mode_params", "twin_preset"]
+__all__ = ["Parked", "ParkedModes", "detail_changes", "dimension_changes", "is_modified", "mode_params", "twin_preset"]
