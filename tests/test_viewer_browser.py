@@ -382,18 +382,25 @@ def test_the_simulations_level_of_detail_follows_the_camera(open_page, served):
 
 
 def test_scene_screenshots(open_page, tmp_path):
-    """A screenshot of each scene (all presets with FLOCKSIM_SCREENSHOTS=<folder>, else two);
-    each shows a drawn canvas."""
+    """A screenshot of each scene (all presets with FLOCKSIM_SCREENSHOTS=<folder>, or those named in
+    FLOCKSIM_SCREENSHOT_PRESETS=a,b; else two);
+    each shows a drawn canvas. For docs/viewer.md (FLOCKSIM_SCREENSHOTS=docs/img): each scene at
+    its default size after 20 s of simulated time, at the page's full resolution."""
     out_env = os.environ.get("FLOCKSIM_SCREENSHOTS")
     out = Path(out_env) if out_env else tmp_path
     out.mkdir(parents=True, exist_ok=True)
     presets = {p["name"]: p for p in viewer_server.preset_list()}
-    names = sorted(presets) if out_env else ["starlings-2d", "starlings-3d"]
+    only = [n for n in os.environ.get("FLOCKSIM_SCREENSHOT_PRESETS", "").split(",") if n]  # e.g. to re-take some
+    names = (only or sorted(presets)) if out_env else ["starlings-2d", "starlings-3d"]
     for name in names:
-        page = open_page(query(name), frames=5, viewport=SCREENSHOT_VIEWPORT)
+        # docs/img: the page as a user opens it (automatic level of detail; the first detail= counts)
+        page = open_page(query(name) + ("&detail=auto" if out_env else ""), frames=5, viewport=SCREENSHOT_VIEWPORT)
         # let the scene develop (100 000 birds step slowly on a busy machine)
-        wait(page, f"flocksim.frame.time > {2.0 if out_env else 0.5}", 900_000 if out_env else 120_000)
+        wait(page, f"flocksim.frame.time > {20.0 if out_env else 0.5}", 900_000 if out_env else 120_000)
         assert hook(page, "foregroundPixels()")["foreground"] > 100, name
+        if out_env:  # the page keeps up with its scene on software rendering: full resolution
+            wait(page, "flocksim.detail.scale === 1", 60_000)
+            assert page.evaluate("document.getElementById('detail').value") == "auto", name
         page.screenshot(path=str(out / f"viewer-{name}.png"))
         if out_env and name == "starlings-3d":
             page.click("#tab-expert")
