@@ -223,18 +223,20 @@ def edge_sharpness(rgb: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize(
-    ("preset", "sets", "seconds"),
-    [("starlings-3d", ("agents.n=10000",), 5), ("starlings-3d-large", (), 0.3)],
+    ("preset", "sets", "seconds", "sharp"),
+    [("starlings-3d", ("agents.n=10000",), 5, 0.010), ("starlings-3d-large", (), 0.3, 0.03)],
     ids=["10000", "100000"],
 )
-def test_large_murmurations_have_dark_cores_pale_sheets_and_sharp_edges(page, preset, sets, seconds):
+def test_large_murmurations_have_dark_cores_pale_sheets_and_sharp_edges(page, preset, sets, seconds, sharp):
     """10 000 (after 5 s) and 100 000 starlings at the page's own level of detail (SwiftShader: below full
     detail) read as a murmuration against the dusk sky: a dark core (the darkest 20 blocks over
     0.37 of the way from the sky to black), pale thin parts (over 30 % of the flock's blocks
-    lighter than half the core) and a sharp edge (edge_sharpness over 0.014). The page before
+    lighter than half the core) and a sharp edge (edge_sharpness over ``sharp``). The page before
     drew 1 in 4 birds at 35 % of the resolution at 10 000 (core 0.26-0.30, edge 0.012) and 1 in 32 at
-    100 000 (core 0.19, no pale part, edge 0.008); now core 0.43-0.60 and 0.46-0.55, edge 0.016-0.024 and
-    0.048-0.080."""
+    100 000 (core 0.19, no pale part, edge 0.008); now core 0.43-0.60 and 0.46-0.55, edge 0.012-0.024 and
+    0.048-0.080. At 10 000 the edge does not tell the two pages apart (a quiet run measured 0.0124 on the
+    new page, 2026-12-07 20:35 UTC), so there the bound (0.010) only keeps a blurred silhouette out and
+    the core and the pale share are what fail on the page before; at 100 000 the edge (over 0.03) does."""
     open_scene(page, query(preset, *sets), frames=2)
     wait(page, f"flocksim.frame.time > {seconds}", FIRST_FRAME_TIMEOUT_MS)
     page.wait_for_timeout(3000)  # the level of detail settles
@@ -246,4 +248,4 @@ def test_large_murmurations_have_dark_cores_pale_sheets_and_sharp_edges(page, pr
     assert blocks > 300, blocks  # the flock is in the picture
     assert core > 0.37, (core, detail)
     assert pale > 0.3, (pale, detail)
-    assert edge > 0.014, (edge, detail)
+    assert edge > sharp, (edge, detail)
