@@ -440,7 +440,7 @@ def main() -> None:
     parser.add_argument("mode", choices=modes)
     parser.add_argument("--n", type=int, default=None, help="birds (default: 400 recovery, 64 otherwise)")
     parser.add_argument("--frames", type=int, default=None, help="frames (default: 60 recovery, 30 otherwise)")
-    parser.add_argument("--simulations", type=int, default=None, help="budget per fit (default 200 / 80 / 100; regimes 40)")
+    parser.add_argument("--simulations", type=int, default=None, help="budget per fit (default 200 / 80 / 100 / 40)")
     parser.add_argument("--datasets", type=int, default=None, help="datasets (default 20 calibration, 3 libraries)")
     parser.add_argument("--eta", type=float, default=2.0, help="true eta of the recovery dataset")
     parser.add_argument("--delta-r-o", type=float, default=4.0, help="true couzin.delta_r_o of the couzin mode")
