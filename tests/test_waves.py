@@ -15,6 +15,7 @@ from flocksim.experiments.waves import (
     field_units,
     front_agreement,
     front_fit,
+    switched,
 )
 from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
@@ -67,3 +68,19 @@ def test_field_units_are_the_same_run_at_one_sixteenth_of_the_size():
     assert np.array_equal(pixel.state.velocity / FIELD_SCALE, field.state.velocity)
     assert np.array_equal(pixel.state.spin, field.state.spin)
     assert not np.array_equal(pixel.state.position / FIELD_SCALE, partial.state.position)
+
+
+def test_switched_continues_the_same_state_with_new_parameters():
+    """The damping switched off after a warm-up: the same birds, spins and clock, eta 0 from then on,
+    and the next step differs from the run that kept it (the switch acts)."""
+    sim = Simulation(apply_overrides(load_preset(WAVE_PRESET), ["agents.n=60"]), seed=1)
+    sim.step(5)
+    same = switched(sim, ())
+    assert same is sim
+    off = switched(sim, ("rules.alignment.eta=0.0",))
+    assert off.params.rules.alignment.eta == 0.0 and sim.params.rules.alignment.eta == 0.02
+    assert off.time == sim.time and np.array_equal(off.state.position, sim.state.position)
+    assert np.array_equal(off.state.spin, sim.state.spin)
+    sim.step()
+    off.step()
+    assert not np.array_equal(off.state.velocity, sim.state.velocity)
