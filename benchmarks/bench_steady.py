@@ -72,6 +72,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="LABEL=PATH",
         help="a source tree (a checkout; its src/ is imported); repeatable; default: this checkout as 'this'",
     )
+    ap.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="LABEL:KEY=VALUE",
+        help="an environment variable for one tree's runs (repeatable), e.g. portable:FLOCKSIM_KERNEL_TARGET=portable "
+        "with the same checkout given twice as --tree host=. --tree portable=.",
+    )
     ap.add_argument("--presets", default="boids-2d,starlings-3d", help="comma-separated preset names")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override for every preset")
     ap.add_argument("--rounds", type=int, default=5, help="rounds; each runs every tree once per preset")
@@ -104,8 +112,25 @@ def parse_trees(specs: list[str]) -> dict[str, Path]:
     return trees
 
 
-def run_once(src: Path, cache: Path | None, preset: str, args: argparse.Namespace) -> dict[str, Any]:
+def parse_envs(specs: list[str], trees: dict[str, Path]) -> dict[str, dict[str, str]]:
+    """``LABEL:KEY=VALUE`` specs as {label: {key: value}}; every label must name a tree."""
+    envs: dict[str, dict[str, str]] = {label: {} for label in trees}
+    for spec in specs:
+        label, sep, assignment = spec.partition(":")
+        key, eq, value = assignment.partition("=")
+        if not sep or not eq or not key:
+            raise SystemExit(f"--env: expected LABEL:KEY=VALUE, got {spec!r}")
+        if label not in envs:
+            raise SystemExit(f"--env: {label!r} is not a tree label (the trees: {', '.join(trees)})")
+        envs[label][key] = value
+    return envs
+
+
+def run_once(
+    src: Path, cache: Path | None, preset: str, args: argparse.Namespace, extra_env: dict[str, str] | None = None
+) -> dict[str, Any]:
     env = dict(os.environ)
+    env.update(extra_env or {})
     env["PYTHONPATH"] = str(src) + os.pathsep + env.get("PYTHONPATH", "")
     if cache is not None:
         env["NUMBA_CACHE_DIR"] = str(cache)
@@ -156,6 +181,7 @@ def summarise(runs: list[dict[str, Any]], trees: list[str], presets: list[str], 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     trees = parse_trees(args.tree)
+    envs = parse_envs(args.env, trees)
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
     runs: list[dict[str, Any]] = []
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -165,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             order = list(trees) if rnd % 2 == 0 else list(reversed(trees))
             for label in order:
                 cache = args.cache_dir / label if args.cache_dir else None
-                result = run_once(trees[label], cache, preset, args)
+                result = run_once(trees[label], cache, preset, args, envs[label])
                 load = round(os.getloadavg()[0], 2)
                 runs.append({"tree": label, "preset": preset, "round": rnd, "load_1min": load, **result})
                 shown = (
@@ -179,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {**host, "load_average_at_end": [round(x, 2) for x in os.getloadavg()]},
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-        "trees": {label: source_info(src.parent) for label, src in trees.items()},
+        "trees": {label: {**source_info(src.parent), "env": envs[label]} for label, src in trees.items()},
         "summary": summarise(runs, list(trees), presets, first_round),
         "runs": runs,
     }

@@ -56,6 +56,9 @@ def test_zero_starts_nothing_and_the_bound_is_checked():
 
 
 def test_bench_flag_runs_the_load_while_timing_and_stops_it(monkeypatch):
+    # the case's kernels compiled first, with no load beside them (the load made this test's
+    # compile three times slower: 163 s of the suite on 2 cores)
+    assert CliRunner().invoke(app, ["bench", "--n", "500", "--steps", "1", "--json"]).exit_code == 0
     seen = []
     real = flocksim.bench.run_case
 

@@ -50,8 +50,8 @@ def test_every_experiment_runs_quick(runner, tmp_path, name):
         may_be_nan |= {"xi_speed_over_L", "splits_per_minute", "merges_per_minute"}  # no speed correlation's zero
         if name == "agitation-waves":  # a wave that reaches too few birds (the control: none) has no fit
             may_be_nan |= {"crossing_s", "speed", "r2", "width_m"}
-        fit = row["metric"].endswith("deg") and row["metric"].rsplit("_", 1)[0] in {
-            "speed", "theory_speed", "speed_ratio", "r2", "exponent"
+        fit = row["metric"].endswith(("deg", "pct")) and row["metric"].rsplit("_", 1)[0] in {
+            "speed", "theory_speed", "speed_ratio", "r2", "exponent", "control_speed", "control_exponent", "lag_frames"
         }  # fmt: skip
         assert math.isfinite(value) or row["metric"] in may_be_nan or fit, row
 
@@ -220,7 +220,15 @@ MAIN_METRICS = {
         "roost_distance_max",
     ),
     "agitation-waves": ("reached", "crossing_s", "speed", "width_m"),
-    "turn-waves": tuple(f"{m}_{d}deg" for m in ("reached", "speed", "speed_ratio", "r2") for d in ("0.5", "1", "2")),
+    "turn-waves": (
+        "bird_speed",
+        "nnd",
+        *(
+            f"{m}_{d}pct"
+            for m in ("reached", "speed", "speed_ratio", "exponent", "control_speed", "lag_frames", "agree")
+            for d in ("0.5", "1", "2")
+        ),
+    ),
 }
 
 

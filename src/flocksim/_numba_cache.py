@@ -25,7 +25,10 @@ import hashlib
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
+
+from flocksim._kernel_target import ENV, KernelTargetError, Target, apply, choose, copy_prebuilt
 
 KEEP_OLD_CACHES = 3
 
@@ -129,22 +132,63 @@ def _register_locator(folder: str) -> None:
     locators.insert(0, PackageCacheLocator)
 
 
+target: Target = Target("host", "not configured yet")
+"""The CPU flocksim's kernels compile for in this process (set by :func:`configure`)."""
+
+
 def configure() -> None:
+    """Choose the kernels' CPU target (:mod:`flocksim._kernel_target`) and their cache folder: under
+    NUMBA_CACHE_DIR when the user set it, else ``~/.cache/flocksim/numba`` (XDG_CACHE_HOME), a folder
+    per kernel sources and target, the oldest beyond :data:`KEEP_OLD_CACHES` removed. A prebuilt
+    cache the install carries seeds a new portable folder."""
+    global target
+    digest = source_digest(PACKAGE_DIR)
+    try:
+        target = choose(digest, PACKAGE_DIR)
+    except KernelTargetError as exc:  # read at import: one line, and the default, rather than no flocksim at all
+        print(f"flocksim: {exc}; using auto", file=sys.stderr)
+        target = choose(digest, PACKAGE_DIR, {**os.environ, ENV: "auto"})
+    if not apply(target):
+        target = Target("host", "numba compiled code before flocksim was imported")
+    name = digest + target.cache_suffix
     user_folder = os.environ.get("NUMBA_CACHE_DIR")
     if user_folder:
-        _register_locator(os.path.join(user_folder, f"flocksim-{source_digest(PACKAGE_DIR)}"))
+        folder = Path(user_folder) / f"flocksim-{name}"
+        _seed(folder, target.prebuilt)
+        _register_locator(str(folder))
         return
     import numba
 
-    package_dir = PACKAGE_DIR
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "flocksim" / "numba"
-    folder = base / source_digest(package_dir)
+    folder = base / name
     try:
+        _seed(folder, target.prebuilt)
         folder.mkdir(parents=True, exist_ok=True)
-        old = sorted((p for p in base.iterdir() if p.is_dir() and p != folder), key=lambda p: p.stat().st_mtime)
+        old = sorted(
+            (p for p in base.iterdir() if p.is_dir() and p != folder and ".seeding-" not in p.name),
+            key=lambda p: p.stat().st_mtime,
+        )
         for stale in old[: max(len(old) - KEEP_OLD_CACHES, 0)]:
             shutil.rmtree(stale, ignore_errors=True)
     except OSError:
         return  # read-only home: numba falls back to its own locations
     numba.config.CACHE_DIR = str(folder)
     _register_locator(str(folder))
+
+
+def _seed(folder: Path, prebuilt: Path | None) -> None:
+    """Copy a prebuilt cache's files, each checked, into a cache ``folder`` that does not exist yet
+    (a folder that exists holds the user's own compiles: left as it is). A copy that fails or finds
+    a damaged file leaves no folder behind (one line says so), so that numba compiles afresh."""
+    if prebuilt is None or folder.exists():
+        return
+    partial = folder.with_name(folder.name + f".seeding-{os.getpid()}")
+    try:
+        problem = copy_prebuilt(prebuilt, partial)
+        if problem is None:
+            os.replace(partial, folder)
+            return
+        print(f"flocksim: the prebuilt kernels in {prebuilt} are not used: {problem}", file=sys.stderr)
+    except OSError:
+        pass
+    shutil.rmtree(partial, ignore_errors=True)

@@ -24,6 +24,15 @@ def compile_kernels(
         ),
     ] = 1,
     overrides: Overrides = None,
+    prebuilt: Annotated[
+        bool,
+        typer.Option(
+            "--prebuilt",
+            help="Compile for the portable x86-64-v3 target and put the kernels into the installed package "
+            "(_prebuilt_kernels/), so that a wheel built afterwards, or a Docker image, carries them: "
+            "installs of the same sources, numba and Python then load them on any x86-64-v3 CPU without a compile.",
+        ),
+    ] = False,
 ) -> None:
     """Compile the numba kernels of presets into the cache now (a process per preset), so that the
     first run, viewer scene or sweep worker starts in seconds: for an install script, a Docker
@@ -33,12 +42,16 @@ def compile_kernels(
     Example: flocksim compile starlings-3d boids-2d
     """
     from flocksim.viewer.compile_ahead import CompileAheadError, compile_ahead
+    from flocksim.viewer.prebuilt import make_prebuilt
 
     def say(line: str) -> None:
         out.print(line, markup=False, highlight=False, soft_wrap=True)
 
     try:
-        outcomes = compile_ahead(presets or [], jobs, overrides or [], say)
+        if prebuilt:
+            outcomes = make_prebuilt(presets or [], jobs, overrides or [], say)
+        else:
+            outcomes = compile_ahead(presets or [], jobs, overrides or [], say)
     except (CompileAheadError, ConfigError) as exc:
         fail(str(exc))
         return
@@ -48,6 +61,10 @@ def compile_kernels(
     if failed:
         raise typer.Exit(1)
     slowest = max(outcomes, key=lambda o: o.seconds)
+    from flocksim._numba_cache import target
+
+    which = "the portable x86-64-v3 target" if prebuilt else f"the {target.name} target ({target.why})"
+    say(f"flocksim compile: kernels for {which}")
     say(f"flocksim compile: {len(outcomes)} ready; the longest, {slowest.name}, took {slowest.seconds:.0f} s")
 
 

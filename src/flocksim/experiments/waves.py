@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from flocksim.config import apply_overrides, to_dict
 from flocksim.experiments.common import (
     Condition,
     Experiment,
@@ -20,8 +22,10 @@ from flocksim.experiments.common import (
     twin,
 )
 from flocksim.metrics import polarization
+from flocksim.metrics.neighbors import nearest_neighbor_distances
 from flocksim.metrics.starlings import mean_heading
 from flocksim.params import FRAME
+from flocksim.scenarios import load_preset
 from flocksim.simulation import Simulation
 from flocksim.space import displacement_array
 
@@ -119,12 +123,44 @@ def measure_wave(spec: RunSpec) -> dict[str, float]:
     return out
 
 
-FRONT_THRESHOLDS_DEG = (0.5, 1.0, 2.0)
-"""Heading differences from the unkicked twin at which the turn front is taken to reach a bird."""
-CONTROL_KICK_DEG = 0.001
-"""The control twin's initiators turn by this much: what follows from it is chaos, not a turn."""
-CHAOS_SHARE = 0.01
-"""The window for a threshold ends when this share of the control's birds is that far from the twin."""
+FRONT_FRACTIONS = (0.005, 0.01, 0.02)
+"""A bird is reached when its heading is this fraction of its run's own turn (turning.angle_deg) from
+its unturned twin's: 0.45, 0.9 and 1.8 degrees for a 90-degree turn."""
+CONTROL_SCALE = 0.1
+"""The matched control turns the same initiators by this fraction of the turn, over the same time."""
+AGREE_S = 0.1
+"""The front and its matched control agree when their median arrival differs by at most this [s] and
+their speeds by at most FRONT_SPEED_AGREE (ratio)."""
+FRONT_SPEED_AGREE = 1.25
+FIELD_SCALE = 16.0
+"""Units of ``starlings-3d-waves`` per metre: its birds then fly at about 9.75 m/s with nearest
+neighbours about 1.09 m apart (turn-waves), as starlings do (about 10 m/s and 1 m)."""
+LENGTH_KEYS = (
+    "agents.max_speed",
+    "agents.min_speed",
+    "agents.max_force",
+    "agents.radius",
+    "rules.separation.radius",
+    "rules.alignment.radius",
+    "rules.cohesion.radius",
+)
+"""The parameters of ``starlings-3d-waves`` in units, units/s or units/s^2 (and world.bounds.size)."""
+
+
+def field_units(preset: str, scale: float = FIELD_SCALE) -> tuple[str, ...]:
+    """Overrides that put ``preset`` in metres and seconds: every length-carrying parameter divided by
+    ``scale`` (units per metre). With a power of two the run is the same run, bit for bit, at 1/scale
+    the size (tests/test_waves.py checks it)."""
+    data = to_dict(load_preset(preset))
+
+    def value(key: str) -> Any:
+        node: Any = data
+        for part in key.split("."):
+            node = node[part]
+        return node
+
+    sizes = [float(x) / scale for x in value("world.bounds.size")]
+    return (*(f"{key}={float(value(key)) / scale!r}" for key in LENGTH_KEYS), f"world.bounds.size={sizes!r}")
 
 
 def rotated(v: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
@@ -138,65 +174,118 @@ def rotated(v: np.ndarray, axis: np.ndarray, angle: float) -> np.ndarray:
     return out[:, :dim]
 
 
-def measure_wave_front(spec: RunSpec) -> dict[str, float]:
-    """Three runs from one flock after a warm-up: the base, a twin whose edge initiators turn 90
-    degrees (as in ``measure_wave``) and a control twin whose same initiators are turned by
-    CONTROL_KICK_DEG about the same axis. For each threshold theta of FRONT_THRESHOLDS_DEG, the
-    window ends when CHAOS_SHARE of the control's birds are theta from the base (the control's
-    divergence is chaos: the kick itself is far below theta); in the window a bird's arrival is the
-    first time its heading is theta from the base's, fitted against its distance r from the edge
-    bird as t = a + r / c (``speed``) and t = a + b r^alpha (``exponent``), with the fit's R^2, the
-    share of birds reached in the window (``reached``), the share of the control's birds theta away
-    by the window's end (``control_reached``) and the linearised model's speed."""
+def arrival_times(divergence: np.ndarray, levels: np.ndarray, dt: float) -> np.ndarray:
+    """First arrival [s] of each of (T, N) per-step divergences at each level (L,): (L, N), the end of
+    step t being (t + 1) dt; inf where a bird never reaches the level."""
+    hit = divergence[None, :, :] >= levels[:, None, None]
+    first = hit.argmax(axis=1)
+    return np.where(hit.any(axis=1), (first + 1) * dt, np.inf)
+
+
+def front_agreement(front: np.ndarray, control: np.ndarray, dt: float) -> tuple[float, float]:
+    """(lag [steps of dt]: median over the birds reached in both of control minus front arrival, a
+    multiple of half a step; mismatch: share of the birds reached in either whose arrivals differ by
+    more than AGREE_S [s], a bird reached in only one counting as differing)."""
+    both = np.isfinite(front) & np.isfinite(control)
+    either = np.isfinite(front) | np.isfinite(control)
+    # arrivals are whole steps: the lag in steps is exact in halves, so means over seeds are exact too
+    lag = round(2.0 * float(np.median(control[both] - front[both])) / dt) / 2.0 if both.any() else math.nan
+    with np.errstate(invalid="ignore"):  # inf - inf: reached in neither, left out below
+        differs = ~both | (np.abs(control - front) > AGREE_S)
+    return lag, float(differs[either].sum()) / max(int(either.sum()), 1)
+
+
+def front_fit(r: np.ndarray, t: np.ndarray) -> dict[str, float]:
+    """t = a + r / speed (least squares; R^2 ``r2``) and t = a + b r^exponent; NaN below 20 birds."""
+    out = dict.fromkeys(("speed", "r2", "exponent"), math.nan)
+    if len(r) < 20:
+        return out
+    slope, intercept = np.polyfit(r, t, 1)
+    residual = t - (intercept + slope * r)
+    out["speed"] = 1.0 / float(slope) if slope > 0 else math.nan
+    out["r2"] = 1.0 - float(residual @ residual) / max(float(((t - t.mean()) ** 2).sum()), 1e-300)
+    out["exponent"] = fit_power(r, t)[0]
+    return out
+
+
+def switched(sim: Simulation, overrides: tuple[str, ...]) -> Simulation:
+    """A simulation in exactly the state of ``sim`` whose parameters from now on carry ``overrides``."""
+    if not overrides:
+        return sim
+    params = apply_overrides(sim.params, list(overrides))
+    other = Simulation(params, seed=sim.seed)
+    checkpoint = sim.checkpoint()
+    checkpoint["params"] = to_dict(params)
+    other.restore(checkpoint)
+    return other
+
+
+def measure_wave_front(spec: RunSpec, after: tuple[str, ...] = ()) -> dict[str, float]:
+    """Three runs from one flock after a 10 s warm-up (``after``: overrides switched on then, in all
+    three): the base; a twin whose edge initiators turn (turning.angle_deg over angle / turn_rate
+    seconds, as in ``measure_wave``); and the matched control, whose same initiators turn
+    CONTROL_SCALE of that over the same time, about the same axis. A bird's arrival in a turned run
+    is the first time its heading is a fraction f (FRONT_FRACTIONS) of that run's own turn from the
+    base's. A wave is linear in the turn, so both runs' birds arrive together; chaos (finite
+    heading jumps when a neighbourhood changes, whatever tipped it) is not, and weighs 1 /
+    CONTROL_SCALE times more in the control. Per f: arrivals against the distance r from the edge
+    bird, t = a + r / speed (R^2 ``r2``) and t = a + b r^exponent, for the front and the control
+    (``control_speed``, ``control_exponent``), beside the linearised model's speed; ``lag_frames``:
+    the median control-minus-front arrival in steps (frames); ``mismatch``: the share of birds whose arrivals differ by
+    more than AGREE_S; ``agree``: 1 when |lag| <= AGREE_S and the speeds are within a factor
+    FRONT_SPEED_AGREE; ``reached``: the share of birds beyond the initiators the front reached in 3 s;
+    ``polarization``, ``bird_speed`` and ``nnd``: the unturned twin's polarization, mean speed and median
+    nearest-neighbour distance at the end."""
     sim = make_sim(spec, 3000)
     sim.step(steps_of(sim, seconds(spec, 10.0, 1.0)))
+    sim = switched(sim, after)
     turned = twin(sim)
     control = twin(sim)
     wave = next(c for c in turned.components if c.name == "turning")
     wave.start_wave(turned)
-    control.rng.random()  # the draw start_wave made (which side), so the generators stay in step
+    small = next(c for c in control.components if c.name == "turning")
+    small.rate *= CONTROL_SCALE  # the same duration, CONTROL_SCALE of the angle
+    small.start_wave(control)
     s = sim.state
     alive = np.flatnonzero(s.alive)
-    kicked = control.state.velocity
-    kicked[wave.initiators] = rotated(kicked[wave.initiators], wave.axis, math.radians(CONTROL_KICK_DEG))
     offset = displacement_array(wave.origin[None, : s.dim], s.position[alive], sim.model.space)
     r = np.sqrt(np.sum(offset * offset, axis=1))
     theory = linear_wave_speed(sim, offset / np.maximum(r, 1e-300)[:, None])
     others = ~np.isin(alive, wave.initiators)
     beyond = others & (r > r[~others].max(initial=0.0))
-    thresholds = np.radians(FRONT_THRESHOLDS_DEG)
-    arrival = np.full((len(thresholds), len(alive)), np.inf)
-    chaos = np.full(len(thresholds), np.inf)  # window end per threshold
     steps = steps_of(sim, seconds(spec, 3.0, 1.0))
+    moved = np.zeros((steps, len(alive)))
+    moved_control = np.zeros((steps, len(alive)))
     for t in range(steps):
         for run in (sim, turned, control):
             run.step()
-        now = (t + 1) * sim.dt
-        moved = angles_between(s.velocity[alive], turned.state.velocity[alive])
-        noise = angles_between(s.velocity[alive], control.state.velocity[alive])
-        for k, theta in enumerate(thresholds):
-            arrival[k][(moved >= theta) & ~np.isfinite(arrival[k])] = now
-            if not np.isfinite(chaos[k]) and np.mean(noise[others] >= theta) >= CHAOS_SHARE:
-                chaos[k] = now
-    out: dict[str, float] = {"polarization": polarization(s.velocity[alive])}
-    for k, degrees in enumerate(FRONT_THRESHOLDS_DEG):
-        window = min(chaos[k], steps * sim.dt)
-        used = beyond & (arrival[k] < window)
-        tag = f"{degrees:g}deg"
-        out[f"window_s_{tag}"] = float(window)
+        moved[t] = angles_between(s.velocity[alive], turned.state.velocity[alive])
+        moved_control[t] = angles_between(s.velocity[alive], control.state.velocity[alive])
+    turn = math.radians(sim.params.turning.angle_deg)
+    levels = np.asarray(FRONT_FRACTIONS) * turn
+    front = arrival_times(moved, levels, sim.dt)
+    matched = arrival_times(moved_control, levels * CONTROL_SCALE, sim.dt)
+    speeds = np.linalg.norm(s.velocity[alive], axis=1)
+    out: dict[str, float] = {"polarization": polarization(s.velocity[alive]), "bird_speed": float(speeds.mean())}
+    out["nnd"] = float(np.median(nearest_neighbor_distances(s.position[alive], sim.model.space)))
+    for k, fraction in enumerate(FRONT_FRACTIONS):
+        tag = f"{100 * fraction:g}pct"
+        used = beyond & np.isfinite(front[k])
+        fit = front_fit(r[used], front[k][used])
+        fit["theory_speed"] = float(np.median(theory[used])) if used.sum() >= 20 else math.nan
+        fit["speed_ratio"] = fit["speed"] / fit["theory_speed"]
+        control_used = beyond & np.isfinite(matched[k])
+        control_fit = front_fit(r[control_used], matched[k][control_used])
+        lag, mismatch = front_agreement(front[k][beyond], matched[k][beyond], sim.dt)
+        ratio = control_fit["speed"] / fit["speed"]
+        agree = abs(lag) * sim.dt <= AGREE_S and 1.0 / FRONT_SPEED_AGREE <= ratio <= FRONT_SPEED_AGREE
         out[f"reached_{tag}"] = float(used.sum()) / max(int(others.sum()), 1)
-        out[f"control_reached_{tag}"] = float(np.isfinite(chaos[k]))
-        metrics = dict.fromkeys(("speed", "theory_speed", "speed_ratio", "r2", "exponent"), math.nan)
-        if used.sum() >= 20:
-            rr, tt = r[used], arrival[k][used]
-            slope, intercept = np.polyfit(rr, tt, 1)
-            residual = tt - (intercept + slope * rr)
-            metrics["speed"] = 1.0 / float(slope) if slope > 0 else math.nan
-            metrics["theory_speed"] = float(np.median(theory[used]))
-            metrics["speed_ratio"] = metrics["speed"] / metrics["theory_speed"]
-            metrics["r2"] = 1.0 - float(residual @ residual) / max(float(((tt - tt.mean()) ** 2).sum()), 1e-300)
-            metrics["exponent"] = fit_power(rr, tt)[0]
-        out |= {f"{name}_{tag}": value for name, value in metrics.items()}
+        out |= {f"{name}_{tag}": value for name, value in fit.items()}
+        out[f"control_speed_{tag}"] = control_fit["speed"]
+        out[f"control_exponent_{tag}"] = control_fit["exponent"]
+        out[f"lag_frames_{tag}"] = lag
+        out[f"mismatch_{tag}"] = mismatch
+        out[f"agree_{tag}"] = float(agree)
     return out
 
 
@@ -212,22 +301,74 @@ def _wave_conditions(measure: Callable[[RunSpec], dict[str, float]], prefix: str
     )
 
 
+FIELD = field_units(WAVE_PRESET)
+"""``starlings-3d-waves`` in metres and seconds (FIELD_SCALE units per metre)."""
+
+
+def _front_conditions() -> tuple[Condition, ...]:
+    """turn-waves: the waves preset in field units, underdamped and overdamped, a turn below the chaos
+    floor (the matched control's check fails), and the runs that separate the causes of a sub-linear
+    arrival: the ramp of the turn, the initiator group, the damping."""
+    field = (*WAVE, *FIELD)
+    return (
+        Condition(3, "underdamped", field, WAVE_PRESET, measure_wave_front),
+        Condition(3, "overdamped (eta = chi)", (*field, "rules.alignment.eta=0.25"), WAVE_PRESET, measure_wave_front),
+        Condition(
+            3,
+            "turn 0.09 degrees (below the chaos floor)",
+            (*field, "turning.angle_deg=0.09", "turning.turn_rate_deg=0.09"),
+            WAVE_PRESET,
+            measure_wave_front,
+        ),
+        Condition(
+            3, "no ramp: the turn in one frame", (*field, "turning.turn_rate_deg=5400"), WAVE_PRESET, measure_wave_front
+        ),
+        Condition(3, "one initiator", (*field, "turning.initiators=1"), WAVE_PRESET, measure_wave_front),
+        Condition(3, "undamped after the warm-up (eta = 0)", field, WAVE_PRESET, measure_undamped),
+        Condition(
+            3,
+            "no ramp, undamped after the warm-up",
+            (*field, "turning.turn_rate_deg=5400"),
+            WAVE_PRESET,
+            measure_undamped,
+        ),
+        Condition(
+            3,
+            "no ramp, one initiator, undamped after the warm-up",
+            (*field, "turning.turn_rate_deg=5400", "turning.initiators=1"),
+            WAVE_PRESET,
+            measure_undamped,
+        ),
+    )
+
+
+def measure_undamped(spec: RunSpec) -> dict[str, float]:
+    """:func:`measure_wave_front` with the damping eta switched off after the warm-up."""
+    return measure_wave_front(spec, after=("rules.alignment.eta=0.0",))
+
+
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         "turn-waves",
-        "starlings-3d-waves (3000 birds, open sky, underdamped inertial spin), 10 s warm-up, then three twins: "
-        "unkicked, its 10 edge birds turned 90 degrees, and the same 10 turned 0.001 degree (the control: what "
-        "follows is chaos). Per threshold (0.5, 1, 2 degrees from the unkicked twin) the window ends when 1 % "
-        "of the control's birds are that far; arrivals in the window fitted against distance from the edge "
-        "bird: t = a + r / speed (R^2, r2) and t = a + b r^exponent, beside the linearised model's speed; "
-        "reached: share of birds the front reached in the window; control_reached: 1 when the control's "
-        "chaos closed the window before 3 s. Overdamped (eta = chi) as the model's control.",
-        _wave_conditions(measure_wave_front),
+        "starlings-3d-waves in metres and seconds (16 units per metre: 3000 birds about 1 m apart at about "
+        "10 m/s, open sky, underdamped inertial spin), 10 s warm-up, then three twins: unturned, its 10 edge "
+        "birds turned 90 degrees over 1 s, and the matched control: the same birds turned 9 degrees over 1 s. "
+        "A bird is reached when its heading is 0.5, 1 or 2 % of its run's own turn from the unturned twin's "
+        "(a wave scales with the turn, chaos does not). Per fraction, arrivals in 3 s fitted against the "
+        "distance from the edge bird: t = a + r / speed (R^2, r2) and t = a + b r^exponent, for the front and "
+        "the control, beside the linearised model's speed; lag_frames: median control-minus-front arrival in frames; "
+        "mismatch: share of birds whose arrivals differ by more than 0.1 s; agree: 1 when the lag is at most 0.1 s "
+        "and the speeds are within a factor 1.25. Conditions: overdamped (eta = chi); a 0.09-degree turn, "
+        "below the chaos floor; and the causes of a sub-linear arrival: no ramp (the turn in one frame), "
+        "one initiator, no damping after the warm-up, and combinations. bird_speed, nnd: the unturned twin's mean "
+        "speed and median nearest-neighbour distance at the end.",
+        _front_conditions(),
         measure_wave_front,
         field_values={
-            f"speed_{d:g}deg": "20-40 m/s, about 2-3 x the birds' speed (Attanasi et al. 2014)"
-            for d in FRONT_THRESHOLDS_DEG
+            f"speed_{100 * f:g}pct": "20-40 m/s, about 2-4 x the birds' speed (Attanasi et al. 2014)"
+            for f in FRONT_FRACTIONS
         }
-        | {f"exponent_{d:g}deg": "1: linear in time (Attanasi et al. 2014)" for d in FRONT_THRESHOLDS_DEG},
+        | {f"exponent_{100 * f:g}pct": "1: linear in time (Attanasi et al. 2014)" for f in FRONT_FRACTIONS}
+        | {"bird_speed": "about 10 m/s (Attanasi et al. 2014)"},
     ),
 )

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -74,13 +74,13 @@ def estimates(names: Sequence[str], overrides: Sequence[str]) -> dict[str, float
     return found
 
 
-def _compile_one(name: str, overrides: Sequence[str]) -> Outcome:
-    """Compile one preset's kernels in a fresh process."""
+def _compile_one(name: str, overrides: Sequence[str], env: Mapping[str, str] | None = None) -> Outcome:
+    """Compile one preset's kernels in a fresh process (``env``: its environment, default this one's)."""
     command = [sys.executable, "-m", "flocksim.viewer.warmup", name]
     for item in overrides:
         command += ["--set", item]
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
