@@ -18,6 +18,14 @@ one frame a second after a burn-in of 1000 steps (a flock in its steady state). 
 - ``sensitivity``: how each statistic flocksim fit compares moves with the starlings' alignment
   weight: mean and sd over ``--datasets`` runs (default 4) at weights 0.25 to 3, each run made as a
   fit makes it for the ``starlings`` tracks (no tracks, no fit: simulations only).
+- ``regimes``: calibration regime by regime (:data:`REGIMES`: Couzin swarm, torus and parallel, Vicsek
+  ordered and disordered, starlings): per regime ``--datasets`` datasets (default 20) whose truth is drawn
+  from the regime's range, which is also the fit's prior, each from tracks of a generator written apart from
+  the model code the fit runs (:func:`regime_tracks`), fitted with ``--simulations`` (default 40) on one
+  Dask client; one CSV row per fit (``--csv``: the truth, median, 95 % interval, whether it holds the truth,
+  its width over the prior's, the truth's rank in the posterior, simulations, particles) and a JSON summary
+  per regime (coverage, mean width, mean error, correlation of the median with the truth, ranks in
+  quarters). Datasets run in the outer loop: a run stopped early has as many datasets of every regime.
 - ``libraries``: the same datasets fitted by pyabc's ABC-SMC (what flocksim fit runs) and by ELFI's
   rejection sampler (Lintusaari et al. 2018) with the same statistics and budget (ELFI's distances
   scaled by the median absolute deviation of a pilot of 10 % of the budget); needs elfi installed
@@ -28,6 +36,7 @@ Usage: python benchmarks/bench_fit.py recovery [--n 400] [--frames 60] [--simula
        python benchmarks/bench_fit.py couzin [--delta-r-o 4] [--n 60] [--simulations 200]
        python benchmarks/bench_fit.py starlings [--n 100] [--simulations 200] [--statistic NAME ...]
        python benchmarks/bench_fit.py sensitivity [--n 100] [--datasets 4]
+       python benchmarks/bench_fit.py regimes [--datasets 20] [--simulations 40] [--only REGIME,...] [--csv FILE]
        python benchmarks/bench_fit.py libraries [--datasets 3] [--n 64] [--simulations 100]
 Every mode takes ``--distance informative|mad`` (flocksim fit's ``--distance``; default informative).
 Prints one JSON object.
@@ -36,6 +45,7 @@ Prints one JSON object.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -227,12 +237,210 @@ def covered(ci: list[float], truth: float) -> bool:
     return ci[0] <= truth <= ci[1]
 
 
+# The regimes of ``regimes`` (docs/fitting.md, "Calibration regime by regime"): the parameter fitted, the
+# prior (the regime's range: each dataset's truth is drawn from it, so the posterior's rank of the truth is
+# uniform for a calibrated fit), and the birds; the tracks come from a generator written apart from the
+# model code the fit runs (:func:`regime_tracks`).
+REGIMES = {
+    "couzin-swarm": ("couzin.delta_r_o", (0.0, 0.15), 50),
+    "couzin-torus": ("couzin.delta_r_o", (0.4, 1.5), 50),
+    "couzin-parallel": ("couzin.delta_r_o", (3.0, 8.0), 50),
+    "vicsek-ordered": ("vicsek.eta", (0.5, 1.5), 64),
+    "vicsek-disordered": ("vicsek.eta", (4.0, 5.5), 64),
+    "starlings": ("rules.alignment.weight", (1.0, 5.0), 40),
+}
+REGIME_FRAMES = 30
+REGIME_COLUMNS = [
+    "regime", "parameter", "prior_low", "prior_high", "dataset", "seed", "truth", "median", "ci_low", "ci_high",
+    "covered", "width_ratio", "rank", "simulations", "particles", "effective_particles",
+]  # fmt: skip
+
+
+def regime_truth(regime: str, dataset: int, seed: int) -> float:
+    """Dataset ``dataset``'s true value in ``regime``: uniform over the regime's range, from its own stream."""
+    _, (lo, hi), _ = REGIMES[regime]
+    return float(np.random.default_rng([seed, list(REGIMES).index(regime), dataset]).uniform(lo, hi))
+
+
+def write_xyz_csv(path: Path, frames: list[np.ndarray], dt: float) -> Path:
+    """(n, 3) positions per frame as a CSV of frame,id,x,y,z,time [s]."""
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["frame", "id", "x", "y", "z", "time"])
+        for f, frame in enumerate(frames):
+            for i, p in enumerate(frame):
+                writer.writerow([f, i, *(f"{v:.9g}" for v in p), f"{f * dt:.6g}"])
+    return path
+
+
+def regime_params(regime: str) -> dict:
+    """The fixed parameters the fit of ``regime`` assumes (the model's, the tracks' birds)."""
+    from flocksim.config import apply_overrides, to_dict
+    from flocksim.scenarios import load_preset
+
+    key, _, n = REGIMES[regime]
+    if key == "vicsek.eta":
+        side = float(np.sqrt(n / DENSITY))
+        return {"model": "vicsek", "agents": {"n": n}, "world": {"bounds": {"size": [side, side]}}}
+    if key == "couzin.delta_r_o":
+        return to_dict(apply_overrides(load_preset("couzin"), [f"agents.n={n}"]))
+    from flocksim.validate.starlings import PRESET, QUIET
+
+    return to_dict(apply_overrides(load_preset(PRESET), [f"agents.n={n}", *QUIET]))
+
+
+def regime_tracks(folder: Path, regime: str, truth: float, seed: int) -> Path:
+    """Tracks of ``regime`` at ``truth`` from a generator written apart from the model code the fit runs,
+    settled for as many steps as the fit's runs (BURN_IN_DURATIONS x the tracks' duration, at least
+    BURN_IN_MIN_STEPS):
+
+    - Vicsek: tests/vicsek_tracks.py (plain NumPy), 64 particles at density 4, one frame a second;
+    - Couzin: flocksim.validate.reference.couzin_numpy (plain NumPy, written from Couzin et al. 2002;
+      validate's couzin-reference), 3D open space, a frame every second (10 steps);
+    - starlings: flocksim.validate.reference.starling_numpy (plain NumPy banked flight; validate's
+      starling checks), starlings-3d with the urges off, a frame every 0.1 s (6 steps); its start
+      (positions and velocities) is flocksim's initial state of the preset, the flight from there the
+      reference's.
+    """
+    key, _, n = REGIMES[regime]
+    path = folder / f"{regime}-{seed}.csv"
+    if key == "vicsek.eta":
+        side = float(np.sqrt(n / DENSITY))
+        burn_in = max(BURN_IN_DURATIONS * (REGIME_FRAMES - 1), BURN_IN_MIN_STEPS)
+        return make_vicsek_tracks(path, n=n, side=side, eta=truth, frames=REGIME_FRAMES, burn_in=burn_in, seed=seed)
+    if key == "couzin.delta_r_o":
+        from flocksim.validate.reference.couzin_numpy import CouzinReference
+
+        every = 10
+        run = CouzinReference(n, seed, truth)
+        for _ in range(max(BURN_IN_DURATIONS * every * (REGIME_FRAMES - 1), BURN_IN_MIN_STEPS)):
+            run.step()
+        frames = [run.c.copy()]
+        for _ in range(REGIME_FRAMES - 1):
+            for _ in range(every):
+                run.step()
+            frames.append(run.c.copy())
+        return write_xyz_csv(path, frames, every * 0.1)
+    from dataclasses import replace
+
+    from flocksim.config import validate
+    from flocksim.simulation import Simulation
+    from flocksim.validate.reference import starling_numpy as ref
+
+    every = 6
+    start = Simulation(validate(regime_params(regime)), seed=seed, threads=1).state
+    burn_in = max(BURN_IN_DURATIONS * every * (REGIME_FRAMES - 1), BURN_IN_MIN_STEPS)
+    out = ref.run(start.position.copy(), start.velocity.copy(), np.zeros(n), burn_in + every * (REGIME_FRAMES - 1),
+                  replace(ref.PRESET, w_ali=truth), every=every)  # fmt: skip
+    skip = burn_in // every
+    assert burn_in % every == 0
+    return write_xyz_csv(path, [o[0] for o in out[skip:]], every * ref.PRESET.dt)
+
+
+def weighted_rank(samples: np.ndarray, weights: np.ndarray, truth: float) -> float:
+    """The posterior's weight below ``truth`` (half the weight of particles equal to it): uniform on
+    [0, 1] over datasets whose truth is drawn from the prior, for a calibrated posterior (simulation-based
+    calibration's rank, normalised)."""
+    below = float(np.sum(weights[samples < truth])) + 0.5 * float(np.sum(weights[samples == truth]))
+    return below / float(np.sum(weights))
+
+
+def fit_regime(client, folder: Path, regime: str, dataset: int, seed: int, sims: int, population: int | None) -> dict:
+    """One dataset of ``regime``: its tracks, the fit, the row of REGIME_COLUMNS (and wall_s)."""
+    key, (lo, hi), _ = REGIMES[regime]
+    truth = regime_truth(regime, dataset, seed)
+    data_seed = seed * 1000 + dataset
+    path = regime_tracks(folder, regime, truth, data_seed)
+    started = time.perf_counter()
+    result = fit(path, regime_params(regime), {key: (lo, hi)}, simulations=sims, population=population,
+                 client=client, seed=data_seed)  # fmt: skip
+    summary = result.parameters[key]
+    support = result.interval()
+    samples = result.posterior.samples[:, 0]
+    row = {
+        "regime": regime, "parameter": key, "prior_low": lo, "prior_high": hi, "dataset": dataset,
+        "seed": data_seed, "truth": truth, "median": summary["median"], "ci_low": summary["ci95"][0],
+        "ci_high": summary["ci95"][1], "covered": covered(summary["ci95"], truth),
+        "width_ratio": result.identifiability()[key]["width_ratio"],
+        "rank": weighted_rank(samples, result.posterior.weights, truth), "simulations": result.simulations,
+        "particles": support["particles"], "effective_particles": support["effective_particles"],
+    }  # fmt: skip
+    return {**row, "wall_s": time.perf_counter() - started}
+
+
+def regime_summary(rows: list[dict]) -> dict:
+    """Per regime: coverage, mean width over the prior's, mean |median - truth| over the prior's width,
+    the correlation of the median with the truth, and the ranks' counts in quarters."""
+    out = {}
+    for regime in REGIMES:
+        got = [r for r in rows if r["regime"] == regime]
+        if not got:
+            continue
+        truth = np.array([r["truth"] for r in got])
+        median = np.array([r["median"] for r in got])
+        width = got[0]["prior_high"] - got[0]["prior_low"]
+        ranks = np.array([r["rank"] for r in got])
+        out[regime] = {
+            "datasets": len(got),
+            "covered": int(sum(r["covered"] for r in got)),
+            "mean_width_ratio": float(np.mean([r["width_ratio"] for r in got])),
+            "mean_abs_error_over_prior": float(np.mean(np.abs(median - truth)) / width),
+            "median_truth_correlation": float(np.corrcoef(truth, median)[0, 1]) if len(got) > 2 else None,
+            "rank_quarters": [int(np.sum((ranks >= q / 4) & (ranks < (q + 1) / 4 + (q == 3)))) for q in range(4)],
+            "mean_simulations": float(np.mean([r["simulations"] for r in got])),
+            "mean_effective_particles": float(np.mean([r["effective_particles"] for r in got])),
+            "mean_wall_s": float(np.mean([r["wall_s"] for r in got])) if "wall_s" in got[0] else None,
+        }
+    return out
+
+
+def run_regimes(args) -> None:
+    """``regimes``: every regime (or ``--only``), ``--datasets`` each; rows as CSV to ``--csv`` (appended
+    as they come), the summary as JSON on standard output."""
+    import csv
+
+    only = args.only.split(",") if args.only else list(REGIMES)
+    unknown = [r for r in only if r not in REGIMES]
+    if unknown:
+        raise SystemExit(f"--only: {unknown}; allowed: {', '.join(REGIMES)}")
+    count = args.datasets or 20
+    sims = args.simulations or 40
+    rows = []
+    started = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        out = sys.stdout if args.csv == "-" else None
+        if args.csv and args.csv != "-":
+            out = stack.enter_context(open(args.csv, "w", newline="", encoding="utf-8"))
+        writer = csv.DictWriter(out, REGIME_COLUMNS, extrasaction="ignore", lineterminator="\n") if out else None
+        if writer:
+            writer.writeheader()
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
+        client = stack.enter_context(dask_client(None, args.workers, 1))
+        for dataset in range(args.first, args.first + count):
+            for regime in only:
+                row = fit_regime(client, Path(tmp), regime, dataset, args.seed, sims, args.population)
+                rows.append(row)
+                if writer:
+                    writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
+                    out.flush()
+                print(json.dumps(row), file=sys.stderr, flush=True)
+    report = {
+        "benchmark": "fit regimes", "flocksim": __version__, "machine": platform.machine(), "cpus": os.cpu_count(),
+        "workers": args.workers, "frames": REGIME_FRAMES, "simulations": sims, "population": args.population,
+        "datasets": count, "summary": regime_summary(rows), "wall_s": time.perf_counter() - started,
+    }  # fmt: skip
+    print(json.dumps(report, indent=1), file=sys.stderr if args.csv == "-" else sys.stdout)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["recovery", "calibration", "libraries", "couzin", "starlings", "sensitivity"])
+    modes = ["recovery", "calibration", "libraries", "couzin", "starlings", "sensitivity", "regimes"]
+    parser.add_argument("mode", choices=modes)
     parser.add_argument("--n", type=int, default=None, help="birds (default: 400 recovery, 64 otherwise)")
     parser.add_argument("--frames", type=int, default=None, help="frames (default: 60 recovery, 30 otherwise)")
-    parser.add_argument("--simulations", type=int, default=None, help="budget per fit (default 200 / 80 / 100)")
+    parser.add_argument("--simulations", type=int, default=None, help="budget per fit (default 200 / 80 / 100 / 40)")
     parser.add_argument("--datasets", type=int, default=None, help="datasets (default 20 calibration, 3 libraries)")
     parser.add_argument("--eta", type=float, default=2.0, help="true eta of the recovery dataset")
     parser.add_argument("--delta-r-o", type=float, default=4.0, help="true couzin.delta_r_o of the couzin mode")
@@ -244,7 +452,14 @@ def main() -> None:
     parser.add_argument(
         "--distance", choices=["informative", "mad"], default="informative", help="the fit's distance (flocksim fit's)"
     )
+    parser.add_argument("--only", default=None, help="regimes: REGIME[,REGIME...] (default: every one)")
+    parser.add_argument("--first", type=int, default=0, help="regimes: the first dataset's number")
+    parser.add_argument("--population", type=int, default=None, help="regimes: particles per generation")
+    parser.add_argument("--csv", default=None, help="regimes: write the rows to this CSV ('-': standard output)")
     args = parser.parse_args()
+    if args.mode == "regimes":
+        run_regimes(args)
+        return
     recovery = args.mode == "recovery"
     if args.mode == "couzin":
         print(json.dumps(fit_couzin(args, args.n or 60, args.frames or 30, args.simulations or 200), indent=1))

@@ -68,13 +68,20 @@ DETAIL_SLICES = {
 }
 
 
+FIT_SLICES = {
+    # file: (the regimes' fit budget, the dataset re-fitted) of ``python benchmarks/bench_fit.py regimes``;
+    # the test re-fits that dataset of every regime (its tracks made again by the regime's generator)
+    "fitting/calibration-regimes.csv": (40, 0),
+}
+
+
 def committed_files() -> set[str]:
     return {p.relative_to(RESULTS).as_posix() for pattern in ("*.csv", "*.parquet") for p in RESULTS.rglob(pattern)}
 
 
 def test_every_results_file_has_a_slice():
     sliced = set(EXPERIMENT_SLICES) | set(SWEEP_SLICES) | set(VALIDATION_SLICES) | set(STUDY_SLICES)
-    assert committed_files() == sliced | set(DETAIL_SLICES)
+    assert committed_files() == sliced | set(DETAIL_SLICES) | set(FIT_SLICES)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -220,6 +227,32 @@ def test_detail_effect_slice_is_remade_bitwise(name):
     assert done.returncode == 0, done.stderr[-3000:]
     remade = list(csv.DictReader(done.stdout.splitlines()))
     assert remade == committed
+
+
+FIT_REGIMES = ("couzin-swarm", "couzin-torus", "couzin-parallel", "vicsek-ordered", "vicsek-disordered", "starlings")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("regime", FIT_REGIMES)
+def test_fit_calibration_slice_is_refitted_bitwise(regime):
+    """``python benchmarks/bench_fit.py regimes --only REGIME --first D --datasets 1``: the tracks of one
+    dataset made again by the regime's independent generator and fitted again (seeded fits, one worker)
+    give that row of the committed calibration table, every digit."""
+    name = "fitting/calibration-regimes.csv"
+    budget, dataset = FIT_SLICES[name]
+    committed = [r for r in read_rows(RESULTS / name) if (r["regime"], r["dataset"]) == (regime, str(dataset))]
+    assert len(committed) == 1, f"{name} has no row for {regime} dataset {dataset}"
+    if not _runs_haswell_kernels():
+        pytest.skip(f"{name}: made with OpenBLAS's Haswell kernels, which need a CPU with AVX2 and FMA")
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_fit.py"
+    args = ["regimes", "--only", regime, "--first", str(dataset), "--datasets", "1", "--workers", "1"]
+    args += ["--simulations", str(budget), "--csv", "-"]
+    done = subprocess.run(
+        [sys.executable, str(script), *args], env={**os.environ, **PINNED_BLAS, "NUMBA_NUM_THREADS": "1"},
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert list(csv.DictReader(done.stdout.splitlines())) == committed
 
 
 def test_the_pinned_environment_keeps_numpy_on_its_avx2_loops():
