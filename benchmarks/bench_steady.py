@@ -16,7 +16,8 @@ summary per preset and tree takes the median of the runs' medians and the fastes
 runs, and per preset the ratio of each tree's median to the first tree's (1.05 = 5 % slower).
 The first round compiles and is left out of the summary unless ``--keep-first``. Beside wall
 time, each step's process CPU time (``time.process_time``, all threads) is recorded: with one
-thread it is what the step cost whether or not another process held the core meanwhile.
+thread it is what the step cost whether or not another process held the core meanwhile. Each run
+also records the machine's 1-minute load average as it ends (``load_1min``), to quote beside it.
 
 Usage:
     git worktree add ../flocksim-before <commit>
@@ -164,6 +165,8 @@ def summarise(runs: list[dict[str, Any]], trees: list[str], presets: list[str], 
                 "fastest_ms": min(r["fastest_ms"] for r in ok),
                 "median_cpu_ms": statistics.median(r["median_cpu_ms"] for r in ok),
                 "run_medians_ms": [round(r["median_ms"], 3) for r in ok],
+                "run_medians_cpu_ms": [round(r["median_cpu_ms"], 3) for r in ok],
+                "load_1min": [r["load_1min"] for r in ok if "load_1min" in r],
             }
         base = per_tree.get(trees[0], {})
         for label in trees:
@@ -189,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
             for label in order:
                 cache = args.cache_dir / label if args.cache_dir else None
                 result = run_once(trees[label], cache, preset, args, envs[label])
-                runs.append({"tree": label, "preset": preset, "round": rnd, **result})
+                load = round(os.getloadavg()[0], 2)
+                runs.append({"tree": label, "preset": preset, "round": rnd, "load_1min": load, **result})
                 shown = (
                     result.get("error") or f"median {result['median_ms']:.2f} ms, fastest {result['fastest_ms']:.2f} ms"
                 )
