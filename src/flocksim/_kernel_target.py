@@ -16,8 +16,8 @@ shipped inside a wheel, a Docker image, a cluster's shared cache folder) loads o
 
 A NUMBA_CPU_NAME of the user's own wins over all three. The choice is made once, before the first
 kernel compiles (numba fixes its code generator then). Measured on a 2-core AMD EPYC (Zen 3): the
-same results bit for bit, and step times within noise of the host target (docs/benchmarks.md,
-"A cache a wheel can carry").
+same results bit for bit, and steps within 5 % of the host target's (docs/benchmarks.md, "A cache
+a wheel can carry").
 """
 
 from __future__ import annotations
