@@ -17,8 +17,7 @@ from flocksim import _kernel_target as kt
 from flocksim import _numba_cache
 from flocksim.viewer import prebuilt
 from flocksim.viewer.compile_ahead import CompileAheadError, Outcome
-
-PACKAGE = Path(_numba_cache.__file__).resolve().parent
+from test_numba_cache import PROBE, _install_copy  # the package copied elsewhere; a probe counting compiles
 
 
 def _fake_prebuilt(package_dir: Path, digest: str, files: dict[str, bytes], **changes) -> Path:
@@ -148,52 +147,12 @@ def test_make_prebuilt_refuses_a_symlink_and_a_cpu_without_the_baseline(tmp_path
         prebuilt.make_prebuilt(["vicsek"], 1, (), print, package)
 
 
-PROBE = """
-import sys
-sys.path.insert(0, sys.argv[1])
-from numba.core import event
-
-compiled = []
-
-
-class Count(event.Listener):
-    def on_start(self, ev):
-        compiled.append(1)
-
-    def on_end(self, ev):
-        pass
-
-
-event.register("numba:compile", Count())
-import flocksim
-from flocksim import _numba_cache
-
-assert flocksim.__file__.startswith(sys.argv[1]), flocksim.__file__
-from flocksim.neighbors.query import _cell
-
-assert _cell(5, 3) == 2
-from numba.core.registry import cpu_target
-
-cpu = cpu_target.target_context.codegen().magic_tuple()[1]
-print(_numba_cache.target.name, cpu, len(compiled))
-"""
-
-
 @pytest.mark.skipif(not kt.host_has_baseline(), reason="this CPU lacks x86-64-v3's features")
 def test_prebuilt_kernels_load_without_a_compile_in_another_install(tmp_path):
     """A kernel compiled for the portable target in one install, packed as that install's prebuilt
     kernels, loads in a second install of the same sources on an empty cache without a compile;
     a damaged file, or FLOCKSIM_KERNEL_TARGET=host, compiles instead."""
-    import shutil
-
-    installs = []
-    for name in ("a", "b"):
-        shutil.copytree(
-            PACKAGE,
-            tmp_path / name / "flocksim",
-            ignore=shutil.ignore_patterns("__pycache__", "static", "_prebuilt_kernels"),
-        )
-        installs.append(tmp_path / name)
+    installs = [_install_copy(tmp_path / "a"), _install_copy(tmp_path / "b")]
     script = tmp_path / "probe.py"
     script.write_text(PROBE)
     base_env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CPU_NAME", kt.ENV)}

@@ -94,7 +94,12 @@ assert flocksim.__file__.startswith(sys.argv[1]), flocksim.__file__
 from flocksim.neighbors.query import _cell
 
 assert _cell(5, 3) == 2
-print(len(compiled))
+from numba.core.registry import cpu_target
+
+from flocksim import _numba_cache
+
+cpu = cpu_target.target_context.codegen().magic_tuple()[1]
+print(_numba_cache.target.name, cpu, len(compiled))  # the kernels' target, numba's CPU name, the compiles
 """
 
 
@@ -102,7 +107,8 @@ def _install_copy(root: Path) -> Path:
     """The package's sources copied to ``root`` (another install of the same version)."""
     import shutil
 
-    shutil.copytree(PACKAGE, root / "flocksim", ignore=shutil.ignore_patterns("__pycache__", "static"))
+    ignore = shutil.ignore_patterns("__pycache__", "static", "_prebuilt_kernels")
+    shutil.copytree(PACKAGE, root / "flocksim", ignore=ignore)
     return root
 
 

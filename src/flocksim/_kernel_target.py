@@ -22,6 +22,7 @@ a wheel can carry").
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -116,11 +117,12 @@ def choose(digest: str, package_dir: Path, environ: dict[str, str] | None = None
     if asked == "host":
         return Target("host", f"{ENV}=host")
     prebuilt = package_dir / PREBUILT_FOLDER
-    if asked == "auto" and not prebuilt_matches(prebuilt, digest):
+    carried = prebuilt_matches(prebuilt, digest)
+    if asked == "auto" and not carried:
         return Target("host", "no prebuilt kernels for these sources, numba and Python in this install")
     if not host_has_baseline():
         return Target("host", f"this CPU lacks {BASELINE}'s features ({', '.join(BASELINE_FEATURES)})")
-    seed = prebuilt if prebuilt_matches(prebuilt, digest) else None
+    seed = prebuilt if carried else None
     why = "prebuilt kernels in this install" if asked == "auto" else f"{ENV}=portable"
     return Target("portable", why, seed)
 
@@ -145,8 +147,6 @@ def copy_prebuilt(prebuilt: Path, dest: Path) -> str | None:
     """Copy the prebuilt cache's files listed in its manifest into ``dest`` (a new folder), each
     checked against the manifest's size and SHA-256 as it is read; returns None when all were
     copied, else what was wrong (``dest`` is then incomplete: the caller removes it)."""
-    import hashlib
-
     manifest = read_manifest(prebuilt) or {}
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:
