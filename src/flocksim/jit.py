@@ -12,11 +12,12 @@ from typing import TypeVar
 
 import numba
 
-from flocksim import _numba_inline, _threading
+from flocksim import _compile_lock, _numba_inline, _threading
 from flocksim._numba_cache import configure
 
 configure()  # before any function of the package is compiled with cache=True
 _numba_inline.install()  # before any function of the package is compiled
+_compile_lock.install()  # one compile of a kernel across processes sharing the cache
 _threading.configure()  # before any parallel kernel starts numba's threads
 F = TypeVar("F", bound=Callable)
 
