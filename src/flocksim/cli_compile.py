@@ -19,8 +19,8 @@ def compile_kernels(
         typer.Option(
             "--jobs",
             "-j",
-            help="Presets compiled at once, a process each. Presets share most kernels, and two processes "
-            "compiling the same kernel each do the whole work: more than 1 pays only for presets of unlike models.",
+            help="Presets compiled at once, a process each. Presets share most kernels; a kernel two processes "
+            "need is compiled by one while the other waits for it, so more than 1 pays where cores are free.",
         ),
     ] = 1,
     overrides: Overrides = None,
