@@ -89,7 +89,12 @@ case "${1:-}" in
     "$VENV/bin/lint-imports" --no-cache   # the layer contracts of pyproject.toml ([tool.importlinter])
     npm test --prefix web --silent   # the page's JavaScript unit tests (node --test)
     shift
-    "$VENV/bin/python" -m pytest -q "$@" ;;
+    # pytest-xdist: a worker process per core (at most 8; FLOCKSIM_TEST_WORKERS=0 runs in this process), each
+    # test file's tests spread over them; the workers share the kernel cache and compile each kernel once
+    workers="${FLOCKSIM_TEST_WORKERS:-$(nproc 2>/dev/null || echo 2)}"
+    [ "$workers" -gt 8 ] && workers=8
+    [ "$workers" -le 1 ] && workers=0   # one core: no worker processes
+    "$VENV/bin/python" -m pytest -q -n "$workers" --dist worksteal "$@" ;;
   *)
     echo "usage: ./dev.sh demo [serve options] | run PRESET [options] | test [pytest args] | docs [mkdocs serve options] | setup" >&2
     exit 2 ;;
