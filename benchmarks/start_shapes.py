@@ -9,11 +9,14 @@ length [m] and their ratios, :func:`flocksim.metrics.hallmarks.flock_proportions
 nearest-neighbour distance [m] and the polarization; over all samples the lowest polarization, the
 largest angle the mean heading turned away from its start [deg] and the farthest the flock's centre
 came from the roost's centre over the roost's radius; the wall and CPU time of the run. One thread
-(numba), so that runs are comparable and the machine's other core stays free.
+(numba), so that runs are comparable and the machine's other core stays free. ``--summary FILE...``
+prints the table of docs/starlings.md from such lines: per run kind and time, the mean over the
+runs of each quantity (their range in brackets when there are several).
 
     python benchmarks/start_shapes.py starlings-3d-large 100000 0 20
     python benchmarks/start_shapes.py starlings-3d 10000 0 20 layer
     python benchmarks/start_shapes.py starlings-3d 10000 0 20 agents.init.kind=flock
+    python benchmarks/start_shapes.py --summary runs.jsonl
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import math
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -54,6 +58,7 @@ def run(preset: str, birds: int, seed: int, seconds: float, overrides: list[str]
     centre = np.asarray(roost.center, dtype=np.float64)
     start = None
     out: dict[str, object] = {"preset": preset, "birds": birds, "seed": seed, "overrides": overrides}
+    out["seconds"] = seconds
     lowest, turned, roost_far = math.inf, 0.0, 0.0
     chunk = max(1, round(EVERY / sim.dt))
     for k in range(round(seconds / EVERY) + 1):
@@ -86,7 +91,49 @@ def run(preset: str, birds: int, seed: int, seconds: float, overrides: list[str]
     return out
 
 
+def _cell(values: list[float], digits: int) -> str:
+    mean, low, high = (f"{v:.{digits}f}" for v in (sum(values) / len(values), min(values), max(values)))
+    return mean if low == high else f"{mean} ({low}-{high})"
+
+
+def summary(paths: list[str]) -> str:
+    """The markdown table of the runs in ``paths`` (module docstring)."""
+    groups: dict[tuple[str, int, str], list[dict]] = {}
+    for path in paths:
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                run = json.loads(line)
+                key = (run["preset"], run["birds"], " ".join(run["overrides"]) or "(the preset)")
+                groups.setdefault(key, []).append(run)
+    rows = [
+        "| preset, birds | overrides | runs | t | thickness/length | width/length | median NND [m] | polarization |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (preset, birds, overrides), runs in groups.items():
+        for t in TIMES:
+            at = [r[f"t{t:g}"] for r in runs if f"t{t:g}" in r]
+            if not at:
+                continue
+            cells = [_cell([a[name] for a in at], digits) for name, digits in QUANTITIES]
+            rows.append(f"| {preset}, {birds} | {overrides} | {len(at)} | {t:g} s | {' | '.join(cells)} |")
+        lowest = _cell([r["polarization_lowest"] for r in runs], 3)
+        turned = _cell([r["heading_turned_deg"] for r in runs], 0)
+        seconds = max(r.get("seconds", 0.0) for r in runs)
+        rows.append(
+            f"| {preset}, {birds} | {overrides} | {len(runs)} | lowest over {seconds:g} s | | | | "
+            f"{lowest} (heading turned {turned} deg) |"
+        )
+    return "\n".join(rows)
+
+
+QUANTITIES = (("thickness_to_length", 3), ("width_to_length", 2), ("nnd_median", 2), ("polarization", 3))
+"""The table's columns after the time, with their decimals."""
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["--summary"]:
+        print(summary(argv[1:]))
+        return
     if len(argv) < 4:
         raise SystemExit(__doc__)
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")

@@ -4,7 +4,10 @@ the starlings' proportions thickness : width : length = 1 : 2.8 : 5.6 (Ballerini
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -258,3 +261,22 @@ def test_a_radius_given_over_a_roost_sized_to_the_flock_is_refused():
     assert "\n" not in str(error.value)
     old = apply_overrides(large, ["agents.init.kind=aligned", "rules.roost.radius=300", "rules.roost.flock_lengths=0"])
     assert old.rules.roost.radius == 300.0
+
+
+def test_the_start_shapes_benchmark_measures_and_summarises(tmp_path):
+    """benchmarks/start_shapes.py (docs/starlings.md, "The start of a large flock") on 200 birds for 1 s:
+    the sheet's proportions at 0 s are the start's, and --summary's table has a row per time and one
+    for the lowest polarization."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "start_shapes.py"
+    spec = importlib.util.spec_from_file_location("start_shapes", path)
+    shapes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shapes)
+    run = shapes.run("starlings-3d", 200, 0, 1.0, ["agents.init.kind=flock"])
+    assert run["t0"]["width_to_length"] == pytest.approx(0.5, rel=0.1)
+    assert run["t0"]["nnd_median"] == pytest.approx(1.1, rel=0.1)
+    assert run["polarization_lowest"] <= run["t0"]["polarization"]
+    lines = tmp_path / "runs.jsonl"
+    lines.write_text(json.dumps(run) + "\n", encoding="utf-8")
+    table = shapes.summary([str(lines)]).splitlines()
+    assert len(table) == 2 + 1 + 1  # header, the 0 s row (1 s has no reported time), the lowest
+    assert "| 0 s |" in table[2] and "lowest over 1 s" in table[3]
