@@ -10,8 +10,9 @@ nearest-neighbour distance [m] and the polarization; over all samples the lowest
 largest angle the mean heading turned away from its start [deg] and the farthest the flock's centre
 came from the roost's centre over the roost's radius; the wall and CPU time of the run. One thread
 (numba), so that runs are comparable and the machine's other core stays free. ``--summary FILE...``
-prints the table of docs/starlings.md from such lines: per run kind and time, the mean over the
-runs of each quantity (their range in brackets when there are several).
+prints the table of docs/starlings.md from such lines: per preset, birds and overrides, the mean
+over the runs of each quantity at each time, and the lowest polarization (its range over the runs
+in brackets when there are several).
 
     python benchmarks/start_shapes.py starlings-3d-large 100000 0 20
     python benchmarks/start_shapes.py starlings-3d 10000 0 20 layer
@@ -97,37 +98,46 @@ def _cell(values: list[float], digits: int) -> str:
 
 
 def summary(paths: list[str]) -> str:
-    """The markdown table of the runs in ``paths`` (module docstring)."""
+    """The markdown table of the runs in ``paths`` (module docstring): a row per preset, birds and
+    overrides, each quantity's means over the runs at 0 / 5 / 10 / 20 s, then the lowest polarization
+    (the runs' range in brackets) and the heading's largest turn."""
     groups: dict[tuple[str, int, str], list[dict]] = {}
     for path in paths:
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 run = json.loads(line)
-                key = (run["preset"], run["birds"], " ".join(run["overrides"]) or "(the preset)")
+                key = (run["preset"], run["birds"], " ".join(f"`{o}`" for o in run["overrides"]) or "(the preset)")
                 groups.setdefault(key, []).append(run)
+    names = " | ".join(f"{label}, {' / '.join(f'{t:g}' for t in TIMES)} s" for label, _, _ in QUANTITIES)
     rows = [
-        "| preset, birds | overrides | runs | t | thickness/length | width/length | median NND [m] | polarization |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| preset, birds | overrides | runs | {names} | lowest polarization | heading turned |",
+        "|---|---|---|" + "---|" * len(QUANTITIES) + "---|---|",
     ]
     for (preset, birds, overrides), runs in groups.items():
-        for t in TIMES:
-            at = [r[f"t{t:g}"] for r in runs if f"t{t:g}" in r]
-            if not at:
-                continue
-            cells = [_cell([a[name] for a in at], digits) for name, digits in QUANTITIES]
-            rows.append(f"| {preset}, {birds} | {overrides} | {len(at)} | {t:g} s | {' | '.join(cells)} |")
+        cells = []
+        for _, name, digits in QUANTITIES:
+            means = []
+            for t in TIMES:
+                at = [r[f"t{t:g}"][name] for r in runs if f"t{t:g}" in r]
+                means.append(f"{sum(at) / len(at):.{digits}f}" if at else "-")
+            cells.append(" / ".join(means))
         lowest = _cell([r["polarization_lowest"] for r in runs], 3)
+        seconds = max(r["seconds"] for r in runs)
         turned = _cell([r["heading_turned_deg"] for r in runs], 0)
-        seconds = max(r.get("seconds", 0.0) for r in runs)
         rows.append(
-            f"| {preset}, {birds} | {overrides} | {len(runs)} | lowest over {seconds:g} s | | | | "
-            f"{lowest} (heading turned {turned} deg) |"
+            f"| {preset}, {birds} | {overrides} | {len(runs)} | {' | '.join(cells)} | {lowest} over {seconds:g} s "
+            f"| {turned} deg |"
         )
     return "\n".join(rows)
 
 
-QUANTITIES = (("thickness_to_length", 3), ("width_to_length", 2), ("nnd_median", 2), ("polarization", 3))
-"""The table's columns after the time, with their decimals."""
+QUANTITIES = (
+    ("thickness/length", "thickness_to_length", 3),
+    ("width/length", "width_to_length", 2),
+    ("median NND [m]", "nnd_median", 2),
+    ("polarization", "polarization", 3),
+)
+"""The table's columns: heading, the run's key, decimals."""
 
 
 def main(argv: list[str]) -> None:

@@ -265,8 +265,7 @@ def test_a_radius_given_over_a_roost_sized_to_the_flock_is_refused():
 
 def test_the_start_shapes_benchmark_measures_and_summarises(tmp_path):
     """benchmarks/start_shapes.py (docs/starlings.md, "The start of a large flock") on 200 birds for 1 s:
-    the sheet's proportions at 0 s are the start's, and --summary's table has a row per time and one
-    for the lowest polarization."""
+    the sheet's proportions at 0 s are the start's, and --summary's table has the run's row."""
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "start_shapes.py"
     spec = importlib.util.spec_from_file_location("start_shapes", path)
     shapes = importlib.util.module_from_spec(spec)
@@ -278,5 +277,6 @@ def test_the_start_shapes_benchmark_measures_and_summarises(tmp_path):
     lines = tmp_path / "runs.jsonl"
     lines.write_text(json.dumps(run) + "\n", encoding="utf-8")
     table = shapes.summary([str(lines)]).splitlines()
-    assert len(table) == 2 + 1 + 1  # header, the 0 s row (1 s has no reported time), the lowest
-    assert "| 0 s |" in table[2] and "lowest over 1 s" in table[3]
+    assert len(table) == 3  # header, rule, the one run's row
+    assert "| starlings-3d, 200 | `agents.init.kind=flock` | 1 |" in table[2]
+    assert " over 1 s |" in table[2]
