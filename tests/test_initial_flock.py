@@ -4,7 +4,10 @@ the starlings' proportions thickness : width : length = 1 : 2.8 : 5.6 (Ballerini
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,10 +15,11 @@ from scipy.spatial import cKDTree
 
 from flocksim import Simulation
 from flocksim.config import ConfigError, apply_overrides, validate
-from flocksim.initial import flock_positions, initial_state
+from flocksim.initial import flock_positions, flock_semi_axes, initial_state
 from flocksim.metrics.hallmarks import flock_proportions
 from flocksim.metrics.order import polarization
 from flocksim.params import InitialConditions, World
+from flocksim.params.common import flock_length
 from flocksim.scenarios import load_preset
 
 SPACING = 1.0
@@ -145,7 +149,7 @@ def test_the_large_preset_starts_as_a_flock():
     assert shape["thickness_to_length"] == pytest.approx(1 / 5.6, rel=0.05)
     assert np.median(nearest(p)) == pytest.approx(params.agents.init.spacing, rel=0.05)
     full = flock_positions(100_000, 3, params.agents.init.spacing, [1.0, 0.0, 0.0], np.random.default_rng(0))
-    assert params.rules.roost.radius > np.ptp(full[:, 0]) / 2
+    assert load_preset("starlings-3d-large").rules.roost.radius > np.ptp(full[:, 0]) / 2
 
 
 @pytest.mark.parametrize("kind", ["aligned", "flock"])
@@ -163,3 +167,116 @@ def test_a_huge_or_tiny_direction_is_the_same_direction(kind, direction):
         assert np.isfinite(state.velocity).all()
         np.testing.assert_allclose(state.velocity, reference.velocity, rtol=0, atol=1e-12)
         np.testing.assert_allclose(state.position, reference.position, rtol=0, atol=1e-12)
+
+
+def test_the_flock_length_by_hand():
+    """10 000 birds 1.1 m apart: lattice 1.1 / 0.774 = 1.4212 m, so n cells hold 10 000 x 1.4212^3 =
+    28 705 m^3; the unbent sheet pi/6 x 0.877 x 1 x 2.8 x 5.6 s^3 = 7.2002 s^3 holds it with
+    s = (3986.7)^(1/3) = 15.856 m, and its length is 5.6 s = 88.80 m. The sheet drawn measures that
+    length (principal axes, within 4 %), and the start's own semi-axis is half of it."""
+    assert flock_length(10_000, 3, 1.1) == pytest.approx(88.80, abs=0.01)
+    lattice = 1.1 / 0.774
+    assert 2.0 * flock_semi_axes(10_000, 3, lattice)[0] == pytest.approx(flock_length(10_000, 3, 1.1), rel=1e-12)
+    p = flock_positions(10_000, 3, 1.1, [1.0, 0.0, 0.0], np.random.default_rng(0))
+    assert flock_proportions(p, np.tile([1.0, 0.0, 0.0], (len(p), 1)))["length"] == pytest.approx(88.80, rel=0.04)
+    # 2D: pi/4 x 2.8 x 5.6 s^2 = 2000 x (1 / 0.794)^2, s = 16.05, length 5.6 s = 89.88
+    assert flock_length(2000, 2, 1.0) == pytest.approx(89.88, abs=0.01)
+
+
+def test_the_roost_grows_with_the_flock():
+    """rules.roost.flock_lengths = 2: the radius is two flock lengths, 2 x 88.80 = 177.6 m at 10 000
+    birds 1.1 m apart, and follows agents.n (500 birds: 2 x 32.71 = 65.4 m) and the spacing; 0 keeps
+    the radius given."""
+    base = load_preset("starlings-3d")
+    assert base.rules.roost.flock_lengths == 0.0 and base.rules.roost.radius == 100.0
+    grown = apply_overrides(base, ["agents.n=10000", "rules.roost.flock_lengths=2"])
+    assert grown.rules.roost.radius == pytest.approx(177.59, abs=0.01)
+    assert apply_overrides(grown, ["agents.n=500"]).rules.roost.radius == pytest.approx(65.43, abs=0.01)
+    wider = apply_overrides(grown, ["agents.init.spacing=2.2"])
+    assert wider.rules.roost.radius == pytest.approx(2 * 177.59, abs=0.02)
+    given = apply_overrides(grown, ["rules.roost.flock_lengths=0", "rules.roost.radius=250"])
+    assert given.rules.roost.radius == 250.0
+    # starlings-3d-large: its 100 000 birds' flock, 191.3 m long, fits twice into the radius
+    large = load_preset("starlings-3d-large")
+    assert large.rules.roost.flock_lengths == 2.0
+    assert large.rules.roost.radius == pytest.approx(2 * 191.30, abs=0.01)
+    assert apply_overrides(large, ["agents.n=1000000"]).rules.roost.radius == pytest.approx(2 * 412.15, abs=0.1)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "phrase"),
+    [
+        (["rules.roost.flock_lengths=-1"], r"rules\.roost\.flock_lengths.*>= 0"),
+        (["rules.roost.flock_lengths=2e6"], r"rules\.roost\.flock_lengths.*<= 1e\+06"),
+        (["agents.n=50000000", "agents.init.spacing=1e6", "rules.roost.flock_lengths=10"], r"<= 1e\+09"),
+        (["agents.init.kind=layer"], r"agents\.init\.kind.*'random', 'aligned' or 'flock'"),
+    ],
+)
+def test_bad_roost_and_start_values_get_one_line_naming_the_field(overrides, phrase):
+    with pytest.raises(ConfigError, match=phrase) as error:
+        apply_overrides(load_preset("starlings-3d"), overrides)
+    assert "\n" not in str(error.value)
+
+
+def test_the_flock_start_is_one_setting_away_on_starlings_3d():
+    """starlings-3d keeps its slab (every measurement of it in docs/ starts there); agents.init.kind =
+    flock gives the sheet at the preset's spacing, 1.1 m: its median nearest neighbour is the spacing,
+    its width half its length, its length 5.6 s = 32.7 m for 500 birds (as in the test above)."""
+    base = load_preset("starlings-3d")
+    assert base.agents.init.kind == "aligned"
+    sim = Simulation(apply_overrides(base, ["agents.init.kind=flock"]), seed=0)
+    p, v = sim.state.position, sim.state.velocity
+    assert np.median(nearest(p)) == pytest.approx(1.1, rel=0.05)
+    assert flock_proportions(p, v)["width_to_length"] == pytest.approx(2.8 / 5.6, rel=0.05)
+    assert flock_proportions(p, v)["length"] == pytest.approx(flock_length(500, 3, 1.1), rel=0.05)
+
+
+def _shape_after(start: list[str], seconds: float) -> dict[str, float]:
+    params = apply_overrides(load_preset("starlings-3d"), ["agents.n=10000", *start])
+    sim = Simulation(params, seed=0)
+    sim.step(round(seconds / sim.dt))
+    p, v = sim.state.position, sim.state.velocity
+    return {**flock_proportions(p, v), "nnd": float(np.median(nearest(p))), "polarization": polarization(v)}
+
+
+def test_ten_thousand_birds_from_the_flock_start_are_not_a_flat_layer():
+    """10 000 birds 2 s after the flock start are still a murmuration-shaped flock: thickness/length
+    about the field's 0.18 (above 0.12), width/length near 0.5, the birds about 1.1 m apart, ordered.
+    The slab start (the preset's, widened to its density as murmuration-hallmarks widens it, 134 x 4
+    x 134 m) fails the first check: thickness/length 0.029, width/length 0.99 (measured, 2 s)."""
+    shape = _shape_after(["agents.init.kind=flock", "rules.roost.flock_lengths=2"], 2.0)
+    assert shape["thickness_to_length"] > 0.12
+    assert 0.35 < shape["width_to_length"] < 0.7
+    assert shape["thickness_gravity_cos"] > 0.9
+    assert 0.8 * 1.1 < shape["nnd"] < 1.3 * 1.1
+    assert shape["polarization"] > 0.95
+
+
+def test_a_radius_given_over_a_roost_sized_to_the_flock_is_refused():
+    """--set rules.roost.radius=300 on starlings-3d-large would be replaced by two flock lengths (383 m)
+    without a word: it is refused in one line that names the way, which then works."""
+    large = load_preset("starlings-3d-large")
+    with pytest.raises(ConfigError, match=r"rules\.roost\.radius: .*rules\.roost\.flock_lengths=0") as error:
+        apply_overrides(large, ["agents.init.kind=aligned", "rules.roost.radius=300"])
+    assert "\n" not in str(error.value)
+    old = apply_overrides(large, ["agents.init.kind=aligned", "rules.roost.radius=300", "rules.roost.flock_lengths=0"])
+    assert old.rules.roost.radius == 300.0
+
+
+def test_the_start_shapes_benchmark_measures_and_summarises(tmp_path):
+    """benchmarks/start_shapes.py (docs/starlings.md, "The start of a large flock") on 200 birds for 1 s:
+    the sheet's proportions at 0 s are the start's, and --summary's table has the run's row."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "start_shapes.py"
+    spec = importlib.util.spec_from_file_location("start_shapes", path)
+    shapes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shapes)
+    run = shapes.run("starlings-3d", 200, 0, 1.0, ["agents.init.kind=flock"])
+    assert run["t0"]["width_to_length"] == pytest.approx(0.5, rel=0.1)
+    assert run["t0"]["nnd_median"] == pytest.approx(1.1, rel=0.1)
+    assert run["polarization_lowest"] <= run["t0"]["polarization"]
+    lines = tmp_path / "runs.jsonl"
+    lines.write_text(json.dumps(run) + "\n", encoding="utf-8")
+    table = shapes.summary([str(lines)]).splitlines()
+    assert len(table) == 3  # header, rule, the one run's row
+    assert "| starlings-3d, 200 | `agents.init.kind=flock` | 1 |" in table[2]
+    assert " over 1 s |" in table[2]

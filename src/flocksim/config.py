@@ -154,7 +154,22 @@ def apply_overrides(params: AnyParams, overrides: list[str]) -> AnyParams:
             allowed = ", ".join(k for k in node)
             raise ConfigError(f"{'.'.join(path)}: unknown key; allowed keys here: {allowed}")
         node[last] = value
-    return validate(data)
+    params = validate(data)
+    _check_roost_radius(params, overrides)
+    return params
+
+
+def _check_roost_radius(params: AnyParams, overrides: list[str]) -> None:
+    """A radius given while rules.roost.flock_lengths sizes the roost would be replaced without a word:
+    refuse it, naming the way to give one."""
+    roost = getattr(getattr(params, "rules", None), "roost", None)
+    if roost is None or getattr(roost, "flock_lengths", 0.0) <= 0.0:
+        return
+    if any(parse_override(text)[0] == ["rules", "roost", "radius"] for text in overrides):
+        raise ConfigError(
+            f"rules.roost.radius: set from rules.roost.flock_lengths ({roost.flock_lengths:g} flock lengths: "
+            f"{roost.radius:g}); allowed: rules.roost.flock_lengths=0 with a radius of your own"
+        )
 
 
 def _switch_model(data: dict[str, Any], model: Any) -> dict[str, Any]:

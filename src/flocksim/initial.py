@@ -9,6 +9,13 @@ import math
 import numpy as np
 
 from flocksim.params import Agents, InitialConditions, World
+from flocksim.params.common import (  # the flock's definition, which the roost's size also reads
+    FLOCK_BEND,
+    FLOCK_CORE,
+    FLOCK_PROPORTIONS,
+    NEAREST_PER_LATTICE,
+    flock_scale,
+)
 from flocksim.space import unit_vector
 from flocksim.state import FlockState, new_state
 
@@ -32,29 +39,10 @@ def initial_positions(world: World, n: int, fill: float, rng: np.random.Generato
     return centre + u * size * fill
 
 
-FLOCK_PROPORTIONS = (1.0, 2.8, 5.6)
-"""A starling flock's thickness : width : length (Ballerini et al. 2008b, PNAS 105:1232), as
-flocksim.metrics.hallmarks.flock_proportions measures them (the equivalent uniform ellipsoid's axes)."""
-
-FLOCK_BEND = 0.5
-"""How far the sheet's mid-surface rises at its two ends above its middle (the sagitta of the bend
-along the length), in the flock's thicknesses: enough that the sheet is not a flat layer, gentle
-enough that its thickness is still the smallest axis."""
-
-FLOCK_CORE = 0.877
-"""The unbent sheet's thickness as a fraction of the flock's: bending adds to the thickness the
-principal axes see, sqrt(1 - 20 * 0.0457 * FLOCK_BEND**2) with 0.0457 the variance of x**2 over a
-uniform ellipsoid's axis (x in units of the semi-axis), so the bent sheet measures 1 : 2.8 : 5.6."""
-
 LATTICE_JITTER = 0.25
 """Each bird's displacement from its lattice site, uniform per axis within +- this fraction of the
 lattice constant: the start has no lattice look, and no two birds are closer than 1 - 2 x 0.25 =
 half a lattice constant."""
-
-NEAREST_PER_LATTICE = {2: 0.794, 3: 0.774}
-"""Median nearest-neighbour distance of the jittered square (2D) or cubic (3D) lattice, in lattice
-constants (measured in the bulk of 90 000 and 64 000 sites): the lattice constant that gives a median
-nearest neighbour of ``spacing`` is spacing / this."""
 
 MAX_CHUNK = 1 << 20
 """Lattice sites drawn at a time while the flock is built: memory stays bounded by the flock's own
@@ -80,10 +68,9 @@ def flock_semi_axes(n: int, dim: int, lattice: float) -> np.ndarray:
     """Semi-axes (length, [thickness,] width) of the unbent sheet that holds ``n`` lattice cells of
     side ``lattice``: its volume (area in 2D) is n x lattice**dim."""
     thickness, width, length = FLOCK_PROPORTIONS
-    if dim == 2:  # pi/4 * width * length = n lattice^2
-        scale = math.sqrt(4.0 * n / (math.pi * width * length)) * lattice
+    scale = flock_scale(n, dim, lattice)
+    if dim == 2:
         return np.array([length, width]) * scale / 2.0
-    scale = (6.0 * n / (math.pi * FLOCK_CORE * thickness * width * length)) ** (1.0 / 3.0) * lattice
     return np.array([length, FLOCK_CORE * thickness, width]) * scale / 2.0
 
 

@@ -55,6 +55,43 @@ class World(Strict):
     dt: float = quantity(1.0 / 60.0, "s", "Time step", ge=MIN_DT, le=10.0)
 
 
+FLOCK_PROPORTIONS = (1.0, 2.8, 5.6)
+"""A starling flock's thickness : width : length (Ballerini et al. 2008b, PNAS 105:1232), as
+flocksim.metrics.hallmarks.flock_proportions measures them (the equivalent uniform ellipsoid's axes)."""
+
+FLOCK_BEND = 0.5
+"""How far the sheet's mid-surface rises at its two ends above its middle (the sagitta of the bend
+along the length), in the flock's thicknesses: enough that the sheet is not a flat layer, gentle
+enough that its thickness is still the smallest axis."""
+
+FLOCK_CORE = 0.877
+"""The unbent sheet's thickness as a fraction of the flock's: bending adds to the thickness the
+principal axes see, sqrt(1 - 20 * 0.0457 * FLOCK_BEND**2) with 0.0457 the variance of x**2 over a
+uniform ellipsoid's axis (x in units of the semi-axis), so the bent sheet measures 1 : 2.8 : 5.6."""
+
+NEAREST_PER_LATTICE = {2: 0.794, 3: 0.774}
+"""Median nearest-neighbour distance of the jittered square (2D) or cubic (3D) lattice, in lattice
+constants (measured in the bulk of 90 000 and 64 000 sites): the lattice constant that gives a median
+nearest neighbour of ``spacing`` is spacing / this."""
+
+
+def flock_scale(n: int, dim: int, lattice: float) -> float:
+    """The length of one unit of FLOCK_PROPORTIONS in the ``flock`` start of ``n`` lattice cells of side
+    ``lattice``: its unbent sheet (3D: thickness FLOCK_CORE units) holds n x lattice**dim of volume
+    (2D: area, an ellipse of width : length 2.8 : 5.6)."""
+    thickness, width, length = FLOCK_PROPORTIONS
+    if dim == 2:  # pi/4 * width * length * scale^2 = n lattice^2
+        return math.sqrt(4.0 * n / (math.pi * width * length)) * lattice
+    return (6.0 * n / (math.pi * FLOCK_CORE * thickness * width * length)) ** (1.0 / 3.0) * lattice
+
+
+def flock_length(n: int, dim: int, spacing: float) -> float:
+    """Length [units] of the ``flock`` start of ``n`` birds whose median nearest-neighbour distance is
+    ``spacing`` (flocksim.initial.flock_positions): 5.6 scale with scale from :func:`flock_scale`, e.g.
+    191 m for 100 000 birds 1.1 m apart, 88 m for 10 000, 33 m for 500 (the bend keeps it)."""
+    return FLOCK_PROPORTIONS[2] * flock_scale(n, dim, spacing / NEAREST_PER_LATTICE[dim])
+
+
 class InitialConditions(Strict):
     """How agents start.
 

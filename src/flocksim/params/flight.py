@@ -72,6 +72,10 @@ class Flight(Strict):
     wander_time: float = quantity(1.0, "s", "Correlation time of the urges", ge=1e-3, le=1e6)
 
 
+MAX_ROOST_RADIUS = 1e9
+"""Largest roost radius [units], given or sized to the flock (rules.roost.flock_lengths)."""
+
+
 class Roost(Strict):
     """Preferential movement above a roosting area instead of walls (Hildenbrandt et al. 2010).
 
@@ -79,6 +83,11 @@ class Roost(Strict):
     pulled horizontally toward the centre with acceleration weight x pull x min((d - radius) /
     radius, 1); in 3D it is also pulled toward the centre's altitude (y) with weight x
     clip(altitude_stiffness x (center_y - y), +-max_climb). Weight 0 switches it off.
+
+    ``flock_lengths`` > 0 sizes the roost to the flock: the radius becomes that many lengths of the
+    flock agents.n birds make at agents.init.spacing (the ``flock`` start,
+    flocksim.params.common.flock_length), set whenever the parameters are checked, so it follows
+    agents.n; 0 keeps ``radius`` as given.
     """
 
     weight: float = quantity(0.0, "", "Weight of the roost attraction (0 = off)", ge=0.0, le=1e6)
@@ -90,7 +99,13 @@ class Roost(Strict):
         max_length=3,
         json_schema_extra={"unit": "units"},
     )
-    radius: float = quantity(100.0, "units", "Horizontal radius of the area with no pull", gt=0.0, le=1e9)
+    radius: float = quantity(100.0, "units", "Horizontal radius of the area with no pull", gt=0.0, le=MAX_ROOST_RADIUS)
+    flock_lengths: float = quantity(
+        0.0, "flock lengths",
+        "When > 0, radius is set to this many lengths of the flock of agents.n birds at agents.init.spacing "
+        "(the roost grows with the flock; 0 = radius as given)",
+        ge=0.0, le=1e6,
+    )  # fmt: skip
     pull: float = quantity(2.0, "units/s^2", "Horizontal pull at radius x 2 and beyond", ge=0.0, le=1e9)
     altitude_stiffness: float = quantity(
         0.5, "1/s^2", "Vertical pull per unit of altitude away from center's y (3D)", ge=0.0, le=1e9

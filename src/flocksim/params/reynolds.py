@@ -14,11 +14,11 @@ from flocksim.budgets import (
     grid_side,
     smallest_cell_size,
 )
-from flocksim.params.common import Agents, ModelBase, Neighbors
+from flocksim.params.common import Agents, ModelBase, Neighbors, flock_length
 from flocksim.params.detail import Detail, check_detail
 from flocksim.params.escape import Escape
 from flocksim.params.fields import Strict, Vector, choice, quantity
-from flocksim.params.flight import Cruise, Flight, Roost
+from flocksim.params.flight import MAX_ROOST_RADIUS, Cruise, Flight, Roost
 from flocksim.params.game import Game, check_game
 from flocksim.params.obstacles import Obstacles
 from flocksim.params.predator import Predator, SpontaneousTurning
@@ -412,6 +412,15 @@ class ReynoldsParams(ModelBase):
                 f"rules.roost.center: needs {self.world.dim} numbers (world.dim = {self.world.dim}), "
                 f"got {len(roost.center)}"
             )
+        if roost.flock_lengths > 0.0 and self.agents.n > 0:
+            radius = roost.flock_lengths * flock_length(self.agents.n, self.world.dim, self.agents.init.spacing)
+            if not 0.0 < radius <= MAX_ROOST_RADIUS:
+                raise ValueError(
+                    f"rules.roost.flock_lengths: {roost.flock_lengths:g} flock lengths of {self.agents.n} birds at "
+                    f"agents.init.spacing {self.agents.init.spacing:g} make a radius of {radius:g}; allowed: a radius "
+                    f"> 0 and <= {MAX_ROOST_RADIUS:g} (fewer flock lengths, or 0 to give rules.roost.radius)"
+                )
+            roost.radius = radius
         return self
 
     @model_validator(mode="after")
