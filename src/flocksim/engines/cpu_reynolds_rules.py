@@ -117,21 +117,24 @@ def integration_kernel(rules: PhaseTwoRules) -> Callable:
 
 
 class RulesOf:
-    """The rules of a model's next step: :func:`rules_of`, remembered while the coefficients (the
-    same object) and the predators' and turns' presence stay as they were."""
+    """The rules of a model's next step (:func:`rules_of`), remembered while the model and its
+    coefficients (the same objects) and the predators' and turns' presence stay as they were: a
+    few identity checks per step."""
 
     def __init__(self):
-        self._key: tuple = (None, False, False)
+        self._model = self._c = None
+        self._enabled = (False, False)  # the parameters' predator.enabled and turning.enabled
+        self._present = (False, False)
         self._rules: tuple[PhaseOneRules, PhaseTwoRules] | None = None
 
     def __call__(self, model, inputs) -> tuple[PhaseOneRules, PhaseTwoRules]:
         c = model.coefficients
-        predators = model.params.predator.enabled or inputs.predators.shape[0] > 0
-        turning = model.params.turning.enabled or inputs.turn.shape[0] > 0
-        key = self._key
-        if self._rules is None or key[0] is not c or key[1] != predators or key[2] != turning:
-            self._key = (c, predators, turning)
-            self._rules = rules_of(c, predators, turning)
+        present = (len(inputs.predators) > 0, len(inputs.turn) > 0)
+        if model is not self._model or c is not self._c or present != self._present or self._rules is None:
+            p = model.params
+            self._model, self._c, self._present = model, c, present
+            self._enabled = (p.predator.enabled, p.turning.enabled)
+            self._rules = rules_of(c, self._enabled[0] or present[0], self._enabled[1] or present[1])
         return self._rules
 
 
