@@ -9,6 +9,7 @@ import numpy as np
 from flocksim.budgets import PairBudget
 from flocksim.engines.cpu_overlap import resolve_overlaps
 from flocksim.engines.cpu_reynolds_grid import GridSteering
+from flocksim.engines.cpu_reynolds_rules import RulesOf, accelerations_kernel, integration_kernel
 from flocksim.kernels.blocks import block_bounds, block_count
 from flocksim.kernels.compile import serial_kernel
 from flocksim.kernels.detail import keep_or_restore
@@ -62,10 +63,14 @@ def integrate_all(position, velocity, alive, acc, aux, inputs, dim, space, dt, c
         _integrate_agents(i0, i1, position, velocity, alive, acc, aux, spin, turn, wander, dim, space, dt, c)
 
 
-def finish_step(model: ReynoldsModel, state: FlockState, inputs, aux: np.ndarray, dt: float, buf: np.ndarray) -> None:
-    """Phase two from the accelerations in ``buf``, then overlap resolution (when enabled)."""
+def finish_step(model: ReynoldsModel, state: FlockState, inputs, aux: np.ndarray, dt: float, buf: np.ndarray,
+                rules=None) -> None:  # fmt: skip
+    """Phase two from the accelerations in ``buf``, then overlap resolution (when enabled); ``rules``:
+    the :class:`~flocksim.models.reynolds_coefficients.PhaseTwoRules` whose kernel runs it (None:
+    :func:`integrate_all`, every part)."""
     c = model.coefficients
-    integrate_all(state.position, state.velocity, state.alive, buf, aux, inputs, state.dim, model.space, dt, c)
+    integrate = integrate_all if rules is None else integration_kernel(rules)
+    integrate(state.position, state.velocity, state.alive, buf, aux, inputs, state.dim, model.space, dt, c)
     overlap = model.params.overlap
     if overlap.enabled:  # position constraints after integration; buf is free again
         s = state
@@ -90,21 +95,23 @@ class ReynoldsStepper:
     def __init__(self, budget: PairBudget):
         self.budget = budget
         self.grid = GridSteering(budget)
+        self.rules = RulesOf()
 
     def __call__(self, model: ReynoldsModel, state: FlockState, dt: float, buf: np.ndarray) -> None:
         plan, model.detail = model.detail, None  # consumed: a step without one (a warm-up) keeps nothing
         inputs = model.inputs(state)
         aux = model.aux(state.n)
+        one, two = self.rules(model, inputs)
         if plan is not None:  # always the list: a run with a level of detail never compiles the grid sums
-            self.listed_phase_one(model, state, inputs, buf, aux, plan.active)
+            self.listed_phase_one(model, state, inputs, buf, aux, plan.active, one)
             keep_or_restore(state.alive, plan.active, buf, aux, plan.acc, plan.aux, plan.kept)
         else:
             q = model.neighbor_query()
             if self.on_grid(model, state, q):
-                self.grid(model, state, q.radius, inputs, buf, aux)
+                self.grid(model, state, q.radius, inputs, buf, aux, one)
             else:
-                self.listed_phase_one(model, state, inputs, buf, aux)
-        finish_step(model, state, inputs, aux, dt, buf)
+                self.listed_phase_one(model, state, inputs, buf, aux, rules=one)
+        finish_step(model, state, inputs, aux, dt, buf, two)
 
     @staticmethod
     def on_grid(model: ReynoldsModel, state: FlockState, q: NeighborQuery) -> bool:
@@ -116,12 +123,15 @@ class ReynoldsStepper:
         return metric_search_on_grid(state.position, q.radius, q.method)
 
     def listed_phase_one(self, model: ReynoldsModel, state: FlockState, inputs, buf: np.ndarray, aux: np.ndarray,
-                         rows: np.ndarray | None = None) -> None:  # fmt: skip
+                         rows: np.ndarray | None = None, rules=None) -> None:  # fmt: skip
         """buf[i] and aux[i] from the neighbour list, for the agents marked in ``rows`` (N,) bool (None:
-        every alive agent); only those rows are searched."""
+        every alive agent); only those rows are searched. ``rules``: the
+        :class:`~flocksim.models.reynolds_coefficients.PhaseOneRules` whose kernel sums them (None:
+        :func:`reynolds_accelerations`, every rule)."""
         q = model.neighbor_query()
         nbrs = find_neighbors(state.position, state.alive, model.space, q.mode, q.radius, q.k, q.method,
                               self.budget, query=rows)  # fmt: skip
         steered = state.alive if rows is None else rows
-        reynolds_accelerations(state.position, state.velocity, steered, nbrs.start, nbrs.index, state.dim,
+        accelerate = reynolds_accelerations if rules is None else accelerations_kernel(rules)
+        accelerate(state.position, state.velocity, steered, nbrs.start, nbrs.index, state.dim,
                                model.space, model.coefficients, inputs, buf, aux)  # fmt: skip

@@ -12,10 +12,14 @@ agents of a run are adjacent); stripes of whole layers of cells keep each agent'
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numba
 import numpy as np
 
 from flocksim.budgets import PairBudget
+from flocksim.engines.cpu_reynolds_rules import named_for
 from flocksim.kernels.blocks import block_bounds, block_count
 from flocksim.kernels.compile import block_device, device, serial_kernel
 from flocksim.kernels.vector import load, normalize_or_zero
@@ -25,6 +29,7 @@ from flocksim.models.reynolds import (
     reynolds_accumulate,
     reynolds_steering,
 )
+from flocksim.models.reynolds_coefficients import PhaseOneRules
 from flocksim.neighbors.coherent import (
     FILL_HITS,
     _pair_d2,
@@ -54,7 +59,7 @@ def _full_columns(dim, c):
 
 
 @device
-def _load_sums(sums, s, c, plane, others=True):
+def _load_sums(sums, s, c, plane, others=True, spin=True):
     """The sums of slot s as :func:`reynolds_accumulate`'s tuple; ``plane``: only the
     :data:`PLANE_COLUMNS` are kept (the z sums and the torque are +0.0); ``others`` False: only
     the separation sum is read (the others are left zero; :func:`_store_sums` leaves them)."""
@@ -66,7 +71,7 @@ def _load_sums(sums, s, c, plane, others=True):
     if plane:
         return (sums[s, 0], sums[s, 1], 0.0, sums[s, 2], sums[s, 3], 0.0, sums[s, 4], sums[s, 5], 0.0, 0.0, 0.0, 0.0,
                 n_ali, n_coh)  # fmt: skip
-    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:  # the torque in the alignment columns
+    if spin and c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:  # the torque in the alignment columns
         return (sums[s, 0], sums[s, 1], sums[s, 8], 0.0, 0.0, 0.0, sums[s, 4], sums[s, 5], sums[s, 10], sums[s, 2],
                 sums[s, 3], sums[s, 9], n_ali, n_coh)  # fmt: skip
     return (sums[s, 0], sums[s, 1], sums[s, 8], sums[s, 2], sums[s, 3], sums[s, 9], sums[s, 4], sums[s, 5], sums[s, 10],
@@ -74,7 +79,7 @@ def _load_sums(sums, s, c, plane, others=True):
 
 
 @device
-def _store_sums(sums, s, c, acc, plane, others=True):
+def _store_sums(sums, s, c, acc, plane, others=True, spin=True):
     """Write :func:`reynolds_accumulate`'s tuple back into slot s (see :func:`_load_sums`)."""
     sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh = acc
     sums[s, 0] = sep_x
@@ -83,7 +88,7 @@ def _store_sums(sums, s, c, acc, plane, others=True):
         if not plane:
             sums[s, 8] = sep_z
         return
-    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+    if spin and c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
         ali_x, ali_y, ali_z = tau_x, tau_y, tau_z
     sums[s, 2] = ali_x
     sums[s, 3] = ali_y
@@ -98,28 +103,29 @@ def _store_sums(sums, s, c, acc, plane, others=True):
 
 
 @device
-def _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, separation, others):
+def _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, separation, others, spin):
     """Add agent j (slot sj) to the sums of the agent in slot s (see :func:`reynolds_accumulate` for
-    ``separation`` and ``others``); returns their squared distance."""
+    ``separation``, ``others`` and ``spin``, constants; ``spin`` False where ``plane``: the plane
+    columns are those of a run without inertial spin); returns their squared distance."""
     hx = hy = hz = 0.0
     if plane:  # z coordinates are zeros, the heading is not used
         dx, dy, dz = displacement(xs[s], ys[s], 0.0, xs[sj], ys[sj], 0.0, space)  # p_j - p_i
         dim = 2
     else:
         dx, dy, dz = displacement(xs[s], ys[s], zs[s], xs[sj], ys[sj], zs[sj], space)
-        if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+        if spin and c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
             vx, vy, vz = load(velocity, order[s], dim)
             hx, hy, hz = normalize_or_zero(vx, vy, vz)
     d2 = dx * dx + dy * dy + dz * dz
-    acc = reynolds_accumulate(_load_sums(sums, s, c, plane, others), dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c,
-                              separation, others)  # fmt: skip
-    _store_sums(sums, s, c, acc, plane, others)
+    acc = reynolds_accumulate(_load_sums(sums, s, c, plane, others, spin), dx, dy, dz, d2, velocity, j, dim, hx, hy,
+                              hz, c, separation, others, spin)  # fmt: skip
+    _store_sums(sums, s, c, acc, plane, others, spin)
     return d2
 
 
 @device
 def _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs,
-               shifts, hits, sums, plane, rescan):  # fmt: skip
+               shifts, hits, sums, plane, rescan, spin):  # fmt: skip
     """Add agent j to the sums of the agents in slots s0..s1 (a stripe, layers l0..l1) that have it
     within the radius; returns how many they are. ``plane``: a constant, so that each of its two
     inlined copies is compiled for its case; ``rescan``: the case's :func:`_rescan_plane` or
@@ -137,11 +143,12 @@ def _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, d
         close = 0
         for u in range(m):
             s = hits[tid, u]
-            d2 = _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, False, True)
+            d2 = _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, False, True, spin)
             hits[tid, close] = s  # close <= u: this hit has been read
             close += d2 < c.sep_radius2
         for u in range(close):
-            _add_neighbor(hits[tid, u], sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, True, False)
+            _add_neighbor(hits[tid, u], sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, plane, True, False,
+                          spin)  # fmt: skip
         return m
     rescan(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, dim, space, radius2, c, sums)
     return m
@@ -156,7 +163,7 @@ def _rescan_plane(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, 
     for q in range(nruns):
         for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
             if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
-                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, True, True, True)
+                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, True, True, True, False)
 
 
 @block_device
@@ -165,15 +172,15 @@ def _rescan_full(j, sj, nruns, s0, s1, tid, runs, xs, ys, zs, order, velocity, d
     for q in range(nruns):
         for s in range(max(runs[tid, q, 0], s0), min(runs[tid, q, 1], s1)):
             if s != sj and _pair_d2(xs[s], ys[s], zs[s], sj, xs, ys, zs, dim, space) <= radius2:
-                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, False, True, True)
+                _add_neighbor(s, sj, j, xs, ys, zs, order, velocity, dim, space, c, sums, False, True, True, True)
 
 
 @device
 def _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts, hits,
-                 stripes, sums, plane, rescan):  # fmt: skip
+                 stripes, sums, plane, rescan, spin):  # fmt: skip
     """Stripe t of :func:`neighbor_sums`: zero its slots' sums, then add every agent j to those of
-    its slots that have j within the radius; returns the pairs summed. ``plane``: a constant;
-    ``rescan``: its case's rescan (:func:`_add_agent`)."""
+    its slots that have j within the radius; returns the pairs summed. ``plane``, ``spin``:
+    constants; ``rescan``: its case's rescan (:func:`_add_agent`)."""
     s0 = stripes[t]
     s1 = stripes[t + 1]
     for s in range(s0, s1):
@@ -185,7 +192,7 @@ def _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, rad
     pairs = 0
     for j in range(cell.shape[0]):
         pairs += _add_agent(j, s0, s1, l0, l1, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2,
-                            velocity, c, runs, shifts, hits, sums, plane, rescan)  # fmt: skip
+                            velocity, c, runs, shifts, hits, sums, plane, rescan, spin)  # fmt: skip
     return pairs
 
 
@@ -194,7 +201,7 @@ def _stripe_sums_plane(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, spac
                        hits, stripes, sums):  # fmt: skip
     """:func:`_stripe_sums` with the :data:`PLANE_COLUMNS` only."""
     return _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
-                        hits, stripes, sums, True, _rescan_plane)  # fmt: skip
+                        hits, stripes, sums, True, _rescan_plane, False)  # fmt: skip
 
 
 @serial_kernel
@@ -202,7 +209,7 @@ def _stripe_sums_full(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space
                       hits, stripes, sums):  # fmt: skip
     """:func:`_stripe_sums` with all :data:`SUM_COLUMNS`."""
     return _stripe_sums(t, tid, xs, ys, zs, order, cell, cell_start, g, dim, space, radius2, velocity, c, runs, shifts,
-                        hits, stripes, sums, False, _rescan_full)  # fmt: skip
+                        hits, stripes, sums, False, _rescan_full, True)  # fmt: skip
 
 
 @numba.njit(parallel=True, cache=True)
@@ -264,6 +271,50 @@ def steering_from_sums(position, velocity, order, sums, dim, space, c, inputs, o
         _steer_slots(s0, s1, position, velocity, order, sums, dim, space, c, inputs, out, aux)
 
 
+_SERIAL: Callable = None  # type: ignore[assignment]
+"""Bound, in each copy of :func:`_steering`, to its combination's serial kernel."""
+
+
+def _steer_slots_for(spin, seek, predators, walls, roost, avoid, reynolds, clamped):
+    def _steer_slots(s0, s1, position, velocity, order, sums, dim, space, c, inputs, out, aux):
+        """:func:`_steer_slots` with this combination's rules (:func:`steering_kernel`)."""
+        plane = not _full_columns(dim, c)
+        for s in range(s0, s1):
+            i = order[s]
+            px, py, pz = load(position, i, dim)
+            vx, vy, vz = load(velocity, i, dim)
+            acc = _load_sums(sums, s, c, plane, True, spin)
+            ax, ay, az = reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux, 1.0, spin, seek,
+                                           predators, walls, roost, avoid, reynolds, clamped)  # fmt: skip
+            out[i, 0] = ax
+            out[i, 1] = ay
+            out[i, 2] = az
+
+    return _steer_slots
+
+
+def _steering(position, velocity, order, sums, dim, space, c, inputs, out, aux):
+    """:func:`steering_from_sums` with the serial kernel ``_SERIAL`` (:func:`steering_kernel`)."""
+    n = order.shape[0]
+    blocks = block_count(n)
+    for b in numba.prange(blocks):
+        s0, s1 = block_bounds(b, blocks, n)
+        _SERIAL(s0, s1, position, velocity, order, sums, dim, space, c, inputs, out, aux)
+
+
+@functools.cache
+def steering_kernel(rules: PhaseOneRules) -> Callable:
+    """:func:`steering_from_sums` specialised on ``rules`` (the grid path has neither a blind angle
+    nor centrality; flocksim.engines.cpu_reynolds_rules), compiled on its first call."""
+    return _grid_kernels(rules._replace(blind=False, centrality=False))
+
+
+@functools.cache
+def _grid_kernels(rules: PhaseOneRules) -> Callable:
+    serial = serial_kernel(named_for(_steer_slots_for(rules.spin, *rules[3:]), rules))
+    return numba.njit(parallel=True, cache=True)(named_for(_steering, rules, _SERIAL=serial))
+
+
 class GridSteering:
     """Phase one of a metric reynolds step on the coherent grid; keeps the scratch buffers. The
     pairs summed are checked against ``budget`` (as the list they replace would be) before any
@@ -276,9 +327,10 @@ class GridSteering:
         """Neighbour pairs summed by the last call (the length its neighbour list would have)."""
 
     def __call__(self, model: ReynoldsModel, state: FlockState, radius: float, inputs, out: np.ndarray,
-                 aux: np.ndarray) -> None:  # fmt: skip
+                 aux: np.ndarray, rules: PhaseOneRules | None = None) -> None:  # fmt: skip
         """out[i] and aux[i] of every alive agent, as ``reynolds_accelerations`` over the metric
-        neighbour list of ``radius`` (> 0) would write them."""
+        neighbour list of ``radius`` (> 0) would write them; ``rules``: the kernel's
+        (:func:`steering_kernel`; None: every rule, :func:`steering_from_sums`)."""
         grid = build_coherent_grid(state.position, state.alive, model.space, radius)
         slots = len(grid.order)
         c = model.coefficients
@@ -295,5 +347,6 @@ class GridSteering:
                       pairs)  # fmt: skip
         self.pairs = int(pairs.sum())
         self.budget.check_metric(self.pairs, slots, radius)
-        steering_from_sums(state.position, state.velocity, grid.order, self.sums, state.dim, model.space,
-                           c, inputs, out, aux)  # fmt: skip
+        steer = steering_from_sums if rules is None else steering_kernel(rules)
+        steer(state.position, state.velocity, grid.order, self.sums, state.dim, model.space, c, inputs, out,
+              aux)  # fmt: skip

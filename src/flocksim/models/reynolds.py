@@ -103,12 +103,13 @@ REYNOLDS_EMPTY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0,
 
 
 @device
-def reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c, separation, others):
+def reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c, separation, others, spin=True):
     """Add neighbour j (displacement d from agent i, squared length d2; i's unit heading h, used by
     inertial-spin alignment) to agent i's sums ``acc`` (:data:`REYNOLDS_EMPTY`): to the separation
     sum if ``separation``, to the others if ``others`` (constants; a pass over a list adds both,
     the grid path each in a loop of its own). Every path adds an agent's neighbours to each sum in
-    increasing index, so all give bitwise-equal sums."""
+    increasing index, so all give bitwise-equal sums. ``spin`` False: a constant saying that
+    inertial spin is off (its code is left out; :class:`~flocksim.models.reynolds_coefficients.PhaseOneRules`)."""
     sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh = acc
     if separation and d2 < c.sep_radius2:
         tx, ty, tz = separation_term(dx, dy, dz, d2, c.sep_form, c.sep_eps, c.sep_min_distance)
@@ -117,7 +118,7 @@ def reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c, se
         sep_z += tz
     if others and (c.topological or d2 <= c.ali_radius2):
         ux, uy, uz = load(velocity, j, dim)
-        if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+        if spin and c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
             ux, uy, uz = normalize_or_zero(ux, uy, uz)
             tx, ty, tz = heading_torque(hx, hy, hz, ux, uy, uz)
             tau_x += tx
@@ -137,10 +138,14 @@ def reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c, se
 
 
 @device
-def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, inputs, aux):
+def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, inputs, aux, spin=True, blind=True,
+                          centrality=True, seek=True, predators=True, walls=True, roost=True, avoid=True,
+                          reynolds=True, clamped=True):  # fmt: skip
     """Steering acceleration of agent i [units/s^2] from the snapshot (position, velocity), over its
     neighbour row index[start[i]:start[i + 1]]; writes agent i's row of ``aux`` (see
-    :func:`reynolds_steering`)."""
+    :func:`reynolds_steering`). ``spin`` ... ``clamped``: constants, the rules that may be on
+    (:class:`~flocksim.models.reynolds_coefficients.PhaseOneRules`); a rule passed False is left out
+    of the compiled code, one passed True is checked against ``c`` as it runs."""
     px, py, pz = load(position, i, dim)
     vx, vy, vz = load(velocity, i, dim)
     hx, hy, hz = normalize_or_zero(vx, vy, vz)
@@ -152,18 +157,19 @@ def reynolds_acceleration(i, position, velocity, start, index, dim, space, c, in
         qx, qy, qz = load(position, j, dim)
         dx, dy, dz = displacement(px, py, pz, qx, qy, qz, space)
         d2 = dx * dx + dy * dy + dz * dz
-        seen = not (c.blind and in_blind_cone(dx, dy, dz, d2, hx, hy, hz, c.blind_cos))
-        acc = reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c, True, seen)
-        if c.coh_centrality > 0.0 and seen and d2 > 0.0 and (c.topological or d2 <= c.coh_radius2):
+        seen = not (blind and c.blind and in_blind_cone(dx, dy, dz, d2, hx, hy, hz, c.blind_cos))
+        acc = reynolds_accumulate(acc, dx, dy, dz, d2, velocity, j, dim, hx, hy, hz, c, True, seen, spin)
+        if centrality and c.coh_centrality > 0.0 and seen and d2 > 0.0 and (c.topological or d2 <= c.coh_radius2):
             inv = 1.0 / math.sqrt(d2)
             ux += dx * inv
             uy += dy * inv
             uz += dz * inv
             nu += 1
     coh_scale = 1.0
-    if c.coh_centrality > 0.0:
+    if centrality and c.coh_centrality > 0.0:
         coh_scale = centrality_factor(ux, uy, uz, nu, c.coh_centrality)
-    return reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux, coh_scale)
+    return reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux, coh_scale, spin, seek,
+                             predators, walls, roost, avoid, reynolds, clamped)  # fmt: skip
 
 
 @block_device
@@ -201,15 +207,16 @@ def predator_response(px, py, pz, vx, vy, vz, predators, space, c):
 
 
 @device
-def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux, coh_scale):
+def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux, coh_scale, spin=True, seek=True,
+                      predators=True, walls=True, roost=True, avoid=True, reynolds=True, clamped=True):  # fmt: skip
     """Steering acceleration of agent i [units/s^2] at position p with velocity v from its
     neighbour sums ``acc`` (:func:`reynolds_accumulate`), its predators, seek point, walls and
-    obstacles; ``coh_scale`` multiplies the cohesion weight (the centrality factor, else 1).
+    obstacles; ``coh_scale`` multiplies the cohesion weight (the centrality factor, else 1);
+    ``spin`` ... ``clamped``: the rules that may be on (:func:`reynolds_acceleration`).
 
     Also writes agent i's row of ``aux``: J tau (inertial-spin, else 0) and its
     speed limit for this step (raised while fleeing a predator).
     """
-    spinning = c.alignment_mode == ALIGNMENT_INERTIAL_SPIN
     sep_x, sep_y, sep_z, ali_x, ali_y, ali_z, coh_x, coh_y, coh_z, tau_x, tau_y, tau_z, n_ali, n_coh = acc
 
     w_sep = c.w_sep
@@ -217,7 +224,7 @@ def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux
     w_coh = c.w_coh * coh_scale
     speed_limit = c.max_speed
     flee_x = flee_y = flee_z = 0.0
-    if inputs.predators.shape[0] > 0:
+    if predators and inputs.predators.shape[0] > 0:
         near, flee_x, flee_y, flee_z = predator_response(px, py, pz, vx, vy, vz, inputs.predators, space, c)
         if near > 0.0:
             w_sep *= c.panic_sep
@@ -225,7 +232,7 @@ def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux
             w_coh *= c.panic_coh
             speed_limit = flee_speed_limit(c.max_speed, c.flee_speed, near)
 
-    if spinning and n_ali > 0:
+    if spin and c.alignment_mode == ALIGNMENT_INERTIAL_SPIN and n_ali > 0:
         jn = c.spin_coupling * w_ali / n_ali  # J * mean
         aux[i, 0] = tau_x * jn
         aux[i, 1] = tau_y * jn
@@ -237,21 +244,25 @@ def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux
     aux[i, 3] = speed_limit
 
     coh_x, coh_y, coh_z = cohesion_offset(coh_x, coh_y, coh_z, n_coh)
-    if inputs.targets.shape[0] > 0:
-        gx, gy, gz = displacement(px, py, pz, inputs.targets[i, 0], inputs.targets[i, 1], inputs.targets[i, 2], space)
-    else:
-        gx, gy, gz = displacement(px, py, pz, c.target_x, c.target_y, c.target_z, space)
-    sx, sy, sz, seeking = seek_velocity(gx, gy, gz, c.max_speed, c.arrival_radius, c.stop_radius)
-    w_seek = c.w_seek
-    if gx * gx + gy * gy + gz * gz < c.attack_range2:
-        # in attack range: seek differently weighted, alignment and cohesion off (the agent holds its point)
-        w_seek *= c.attack_weight
-        w_ali = 0.0
-        w_coh = 0.0
-    if c.w_seek == 0.0:
-        seeking = False
+    sx = sy = sz = w_seek = 0.0
+    seeking = False
+    if seek:  # a seek weight, or an attack range (off: neither, so no seeking and no attack)
+        if inputs.targets.shape[0] > 0:
+            gx, gy, gz = displacement(px, py, pz, inputs.targets[i, 0], inputs.targets[i, 1], inputs.targets[i, 2],
+                                      space)  # fmt: skip
+        else:
+            gx, gy, gz = displacement(px, py, pz, c.target_x, c.target_y, c.target_z, space)
+        sx, sy, sz, seeking = seek_velocity(gx, gy, gz, c.max_speed, c.arrival_radius, c.stop_radius)
+        w_seek = c.w_seek
+        if gx * gx + gy * gy + gz * gz < c.attack_range2:
+            # in attack range: seek differently weighted, alignment and cohesion off (the agent holds its point)
+            w_seek *= c.attack_weight
+            w_ali = 0.0
+            w_coh = 0.0
+        if c.w_seek == 0.0:
+            seeking = False
 
-    if c.steering == STEERING_REYNOLDS:
+    if reynolds and (not clamped or c.steering == STEERING_REYNOLDS):
         ms = c.max_speed
         mf = c.max_force
         g = c.steer_gain
@@ -259,7 +270,7 @@ def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux
         ax = w_sep * fx
         ay = w_sep * fy
         az = w_sep * fz
-        if not spinning:
+        if not (spin and c.alignment_mode == ALIGNMENT_INERTIAL_SPIN):
             dxa, dya, dza = alignment_direction(ali_x, ali_y, ali_z, n_ali)
             fx, fy, fz = steer(dxa, dya, dza, vx, vy, vz, ms, mf, g)
             ax += w_ali * fx
@@ -276,7 +287,7 @@ def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux
             az += w_seek * fz
     else:
         fx = fy = fz = 0.0
-        if not spinning:
+        if not (spin and c.alignment_mode == ALIGNMENT_INERTIAL_SPIN):
             fx, fy, fz = alignment_raw(ali_x, ali_y, ali_z, n_ali, vx, vy, vz, c.steer_gain)
         ax = w_sep * sep_x + w_ali * fx + w_coh * coh_x
         ay = w_sep * sep_y + w_ali * fy + w_coh * coh_y
@@ -290,17 +301,17 @@ def reynolds_steering(i, px, py, pz, vx, vy, vz, acc, dim, space, c, inputs, aux
     ax += flee_x
     ay += flee_y
     az += flee_z
-    if c.w_bounds != 0.0:
+    if walls and c.w_bounds != 0.0:
         bx, by, bz = wall_push(px, py, pz, dim, space, c.margin, c.turn_strength)
         ax += c.w_bounds * bx
         ay += c.w_bounds * by
         az += c.w_bounds * bz
-    if c.w_roost != 0.0:
+    if roost and c.w_roost != 0.0:
         bx, by, bz = roost_pull(px, py, pz, vx, vy, vz, dim, c)
         ax += bx
         ay += by
         az += bz
-    if c.w_avoid != 0.0:  # obstacles
+    if avoid and c.w_avoid != 0.0:  # obstacles
         bx, by, bz = avoid_push(px, py, pz, vx, vy, vz, inputs.obstacle_shapes, inputs.obstacle_grid,
                                 inputs.obstacle_cells, c.avoid_look_ahead, c.avoid_cap, c.planar)  # fmt: skip
         ax += c.w_avoid * bx
@@ -333,7 +344,8 @@ def restore_speed(vx, vy, vz, target, fraction):
 
 
 @device
-def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, wander, dim, space, dt, c):
+def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, wander, dim, space, dt, c, banked=True,
+                    spinning=True, turning=True, restoring=True):  # fmt: skip
     """Phase two for agent i, in place.
 
     v += a dt (banked flight: its urges, spin[i, 1:3], step on with wander[i] when there are
@@ -342,12 +354,14 @@ def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, wander, 
     rotated by f * limit(s/chi, max_turn); v rotated by this step's turn;
     speed relaxed toward the cruise speed (rules.cruise); |v| clamped to
     [min_speed, aux speed limit]; p += v dt (semi-implicit Euler). ``spin`` and ``turn``
-    and ``wander`` are :class:`ReynoldsInputs`' arrays.
+    and ``wander`` are :class:`ReynoldsInputs`' arrays. ``banked`` ... ``restoring``: constants, the
+    parts that may be on (:class:`~flocksim.models.reynolds_coefficients.PhaseTwoRules`, as for
+    :func:`reynolds_acceleration`).
     """
     px, py, pz = load(position, i, dim)
     vx, vy, vz = load(velocity, i, dim)
     hx, hy, hz = normalize_or_zero(vx, vy, vz)
-    if c.banked:
+    if banked and c.banked:
         urge_forward = spin[i, 1]
         urge_lateral = spin[i, 2]
         if c.flight_wander and wander.shape[0] > 0:
@@ -362,7 +376,7 @@ def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, wander, 
         vx += ax * dt
         vy += ay * dt
         vz += az * dt
-    if c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
+    if spinning and c.alignment_mode == ALIGNMENT_INERTIAL_SPIN:
         frames = dt / FRAME
         sx, sy, sz = load(spin, i, 3)
         sx, sy, sz = spin_update(sx, sy, sz, aux[i, 0], aux[i, 1], aux[i, 2], c.spin_decay, frames)
@@ -371,9 +385,9 @@ def integrate_agent(i, position, velocity, ax, ay, az, aux, spin, turn, wander, 
         store(spin, i, 3, sx, sy, sz)
         rx, ry, rz = turn_vector(sx, sy, sz, c.chi, c.max_turn, frames)
         vx, vy, vz = rotate(vx, vy, vz, rx, ry, rz)
-    if turn.shape[0] > 0:
+    if turning and turn.shape[0] > 0:
         vx, vy, vz = rotate(vx, vy, vz, turn[i, 0], turn[i, 1], turn[i, 2])
-    if c.speed_restore > 0.0:
+    if restoring and c.speed_restore > 0.0:
         vx, vy, vz = restore_speed(vx, vy, vz, c.cruise_speed, min(c.speed_restore * dt, 1.0))
     if dim == 2:
         vz = 0.0

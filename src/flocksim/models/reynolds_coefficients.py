@@ -161,3 +161,63 @@ def coefficients(p: ReynoldsParams) -> ReynoldsCoefficients:
         roost_stiffness=r.roost.altitude_stiffness,
         roost_max_climb=r.roost.max_climb,
     )
+
+
+class PhaseOneRules(NamedTuple):
+    """Which rules of phase one (the steering) may be on: the kernels a run compiles are specialised
+    on them (docs/design.md §7.4). False: the rule is off for certain, and its code is left out of
+    the kernel; True: the kernel checks it against the coefficients as it runs. So any set that is
+    True wherever :func:`phase_one_rules` is True gives the same bits; all True is the general
+    kernel."""
+
+    spin: bool  # inertial-spin alignment
+    blind: bool  # a blind angle
+    centrality: bool  # centrality-weighted cohesion
+    seek: bool  # a seek weight or an attack range
+    predators: bool  # predators in the world
+    walls: bool  # soft walls (rules.bounds.weight)
+    roost: bool
+    avoid: bool  # obstacles
+    reynolds: bool  # steering = "reynolds"
+    clamped: bool  # steering = "clamped-sum"
+
+
+class PhaseTwoRules(NamedTuple):
+    """Which parts of phase two (the integration) may be on (as :class:`PhaseOneRules`)."""
+
+    banked: bool  # banked flight
+    spinning: bool  # inertial spin
+    turning: bool  # spontaneous turns (model.turn)
+    restoring: bool  # speed restored toward the cruise speed
+
+
+def phase_one_rules(c: ReynoldsCoefficients, predators: bool) -> PhaseOneRules:
+    """The phase one rules on in coefficients ``c``; ``predators``: whether predators may be present."""
+    reynolds = c.steering == STEERING_REYNOLDS
+    return PhaseOneRules(
+        spin=c.alignment_mode == ALIGNMENT_INERTIAL_SPIN,
+        blind=bool(c.blind),
+        centrality=c.coh_centrality > 0.0,
+        seek=c.w_seek != 0.0 or c.attack_range2 > 0.0,
+        predators=bool(predators),
+        walls=c.w_bounds != 0.0,
+        roost=c.w_roost != 0.0,
+        avoid=c.w_avoid != 0.0,
+        reynolds=reynolds,
+        clamped=not reynolds,
+    )
+
+
+def phase_two_rules(c: ReynoldsCoefficients, turning: bool) -> PhaseTwoRules:
+    """The phase two parts on in coefficients ``c``; ``turning``: whether spontaneous turns may come."""
+    return PhaseTwoRules(
+        banked=bool(c.banked),
+        spinning=c.alignment_mode == ALIGNMENT_INERTIAL_SPIN,
+        turning=bool(turning),
+        restoring=c.speed_restore > 0.0,
+    )
+
+
+def rules_name(rules: NamedTuple) -> str:
+    """The rules that are on, joined by '+' ('none' for none): the specialised kernels' names."""
+    return "+".join(name for name, on in zip(rules._fields, rules, strict=True) if on) or "none"
