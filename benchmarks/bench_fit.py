@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import numpy as np
 
 from flocksim import __version__
-from flocksim.inference import BURN_IN_DURATIONS, BURN_IN_MIN_STEPS, fit
+from flocksim.inference import BURN_IN_DURATIONS, BURN_IN_MIN_STEPS, FINAL_EFFECTIVE, fit
 from flocksim.sweep.runner import dask_client
 from vicsek_tracks import make_vicsek_tracks
 
@@ -347,7 +347,9 @@ def weighted_rank(samples: np.ndarray, weights: np.ndarray, truth: float) -> flo
     return below / float(np.sum(weights))
 
 
-def fit_regime(client, folder: Path, regime: str, dataset: int, seed: int, sims: int, population: int | None) -> dict:
+def fit_regime(
+    client, folder: Path, regime: str, dataset: int, seed: int, sims: int, population: int | None, final: int
+) -> dict:
     """One dataset of ``regime``: its tracks, the fit, the row of REGIME_COLUMNS (and wall_s)."""
     key, (lo, hi), _ = REGIMES[regime]
     truth = regime_truth(regime, dataset, seed)
@@ -355,7 +357,7 @@ def fit_regime(client, folder: Path, regime: str, dataset: int, seed: int, sims:
     path = regime_tracks(folder, regime, truth, data_seed)
     started = time.perf_counter()
     result = fit(path, regime_params(regime), {key: (lo, hi)}, simulations=sims, population=population,
-                 client=client, seed=data_seed)  # fmt: skip
+                 client=client, seed=data_seed, final_effective=final)  # fmt: skip
     summary = result.parameters[key]
     support = result.interval()
     samples = result.posterior.samples[:, 0]
@@ -420,7 +422,7 @@ def run_regimes(args) -> None:
         client = stack.enter_context(dask_client(None, args.workers, 1))
         for dataset in range(args.first, args.first + count):
             for regime in only:
-                row = fit_regime(client, Path(tmp), regime, dataset, args.seed, sims, args.population)
+                row = fit_regime(client, Path(tmp), regime, dataset, args.seed, sims, args.population, args.final)
                 rows.append(row)
                 if writer:
                     writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
@@ -429,6 +431,7 @@ def run_regimes(args) -> None:
     report = {
         "benchmark": "fit regimes", "flocksim": __version__, "machine": platform.machine(), "cpus": os.cpu_count(),
         "workers": args.workers, "frames": REGIME_FRAMES, "simulations": sims, "population": args.population,
+        "final_effective": args.final,
         "datasets": count, "summary": regime_summary(rows), "wall_s": time.perf_counter() - started,
     }  # fmt: skip
     print(json.dumps(report, indent=1), file=sys.stderr if args.csv == "-" else sys.stdout)
@@ -455,6 +458,10 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="regimes: REGIME[,REGIME...] (default: every one)")
     parser.add_argument("--first", type=int, default=0, help="regimes: the first dataset's number")
     parser.add_argument("--population", type=int, default=None, help="regimes: particles per generation")
+    parser.add_argument(
+        "--final-effective", dest="final", type=int, default=FINAL_EFFECTIVE,
+        help="regimes: flocksim fit's --final-effective (0: the last generation as large as the others)",
+    )  # fmt: skip
     parser.add_argument("--csv", default=None, help="regimes: write the rows to this CSV ('-': standard output)")
     args = parser.parse_args()
     if args.mode == "regimes":
