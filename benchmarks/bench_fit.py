@@ -38,7 +38,9 @@ Usage: python benchmarks/bench_fit.py recovery [--n 400] [--frames 60] [--simula
        python benchmarks/bench_fit.py sensitivity [--n 100] [--datasets 4]
        python benchmarks/bench_fit.py regimes [--datasets 20] [--simulations 40] [--only REGIME,...] [--csv FILE]
        python benchmarks/bench_fit.py libraries [--datasets 3] [--n 64] [--simulations 100]
-Every mode takes ``--distance informative|mad`` (flocksim fit's ``--distance``; default informative).
+Every mode takes ``--distance informative|mad`` (flocksim fit's ``--distance``; default informative) and
+``--final-effective N`` (flocksim fit's; default 100; 0 re-makes the tables made before 8 December 2026,
+whose last generation was as large as the others).
 Prints one JSON object.
 """
 
@@ -78,10 +80,10 @@ def dataset(folder: Path, name: str, n: int, frames: int, eta: float, seed: int)
     return path, params
 
 
-def fit_pyabc(client, path: Path, params: dict, simulations: int, seed: int, distance: str) -> dict:
+def fit_pyabc(client, path: Path, params: dict, simulations: int, seed: int, distance: str, final: int) -> dict:
     started = time.perf_counter()
     result = fit(path, params, {"vicsek.eta": PRIOR}, simulations=simulations, client=client, seed=seed,
-                 distance=distance)  # fmt: skip
+                 distance=distance, final_effective=final)  # fmt: skip
     eta = result.parameters["vicsek.eta"]
     return {"median": eta["median"], "ci95": eta["ci95"], "simulations": result.simulations,
             "wall_s": time.perf_counter() - started}  # fmt: skip
@@ -162,7 +164,7 @@ def fit_couzin(args, n: int, frames: int, sims: int) -> dict:
         path = couzin_tracks(Path(tmp) / "couzin.csv", args.delta_r_o, n, frames, args.seed)
         started = time.perf_counter()
         result = fit(path, "couzin", {"couzin.delta_r_o": (0.0, 8.0)}, simulations=sims, workers=args.workers,
-                     distance=args.distance)  # fmt: skip
+                     distance=args.distance, final_effective=args.final)  # fmt: skip
     summary = result.parameters["couzin.delta_r_o"]
     lo, hi = summary["ci95"]
     return {"benchmark": "fit couzin", "flocksim": __version__, "distance": args.distance, "truth": args.delta_r_o,
@@ -198,7 +200,7 @@ def fit_starlings(args, n: int, sims: int) -> dict:
                     writer.writerow([f, i, *(f"{v:.9g}" for v in p), f"{f * 0.1:.6g}"])
         started = time.perf_counter()
         result = fit(path, params, {"rules.alignment.weight": (0.0, 3.0)}, simulations=sims, workers=args.workers,
-                     statistics=args.statistic, distance=args.distance)  # fmt: skip
+                     statistics=args.statistic, distance=args.distance, final_effective=args.final)  # fmt: skip
     lo, hi = result.parameters["rules.alignment.weight"]["ci95"]
     return {"benchmark": "fit starlings", "flocksim": __version__, "distance": args.distance, "truth": 1.0,
             "birds": n, "frames": frames,
@@ -460,7 +462,7 @@ def main() -> None:
     parser.add_argument("--population", type=int, default=None, help="regimes: particles per generation")
     parser.add_argument(
         "--final-effective", dest="final", type=int, default=FINAL_EFFECTIVE,
-        help="regimes: flocksim fit's --final-effective (0: the last generation as large as the others)",
+        help="flocksim fit's --final-effective (0: the last generation as large as the others, as before 8 Dec 2026)",
     )  # fmt: skip
     parser.add_argument("--csv", default=None, help="regimes: write the rows to this CSV ('-': standard output)")
     args = parser.parse_args()
@@ -488,7 +490,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, dask_client(None, args.workers, 1) as client:
         for i, truth in enumerate(truths):
             path, params = dataset(Path(tmp), f"d{i}", n, frames, truth, args.seed + i)
-            row = {"truth": truth, "pyabc": fit_pyabc(client, path, params, sims, args.seed + i, args.distance)}
+            row = {"truth": truth, "pyabc": fit_pyabc(client, path, params, sims, args.seed + i, args.distance,
+                                                      args.final)}  # fmt: skip
             if args.mode == "libraries":
                 row["elfi"] = fit_elfi(path, params, sims, args.seed + i)
             for lib in ("pyabc", "elfi"):

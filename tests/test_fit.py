@@ -262,8 +262,12 @@ def _no_abc(monkeypatch, seen: dict, samples=(1.9, 2.1)):
     x = np.asarray(samples, dtype=float)[:, None]
     w = np.full(len(x), 1.0 / len(x))
 
-    def run_abc(model, priors, observed, simulations, client, population=None, distance="informative", report=None):
+    def run_abc(
+        model, priors, observed, simulations, client, population=None, distance="informative", report=None,
+        final_effective=0,
+    ):  # fmt: skip
         seen["plan"] = model.plan
+        seen["final_effective"] = final_effective
         return Posterior(x, w, np.full(len(x), 0.1), [1.0], 20, 1, [0.5])
 
     monkeypatch.setattr(flocksim.inference.smc, "run_abc", run_abc)
@@ -291,6 +295,20 @@ def test_cli_box_is_the_fix_its_refusal_names(small_tracks, tmp_path, monkeypatc
     assert provenance["box"] == [4.0, 4.0] and provenance["parameters"]["world"]["bounds"]["size"] == [4.0, 4.0]
     bad = runner.invoke(app, [*narrow, "--box", "4,4,4", "--force"])
     assert bad.exit_code == 2 and "error: --box: '4,4,4' gives 3 sides for 2D tracks" in bad.output
+
+
+def test_cli_draws_the_last_generation_to_100_effective_particles_unless_told(small_tracks, tmp_path, monkeypatch):
+    seen: dict = {}
+    _no_abc(monkeypatch, seen)
+    out = tmp_path / "fit.json"
+    result = runner.invoke(app, _fit_args(small_tracks["ok"], out))
+    assert result.exit_code == 0, result.output
+    assert seen["final_effective"] == 100 and json.loads(out.read_text())["provenance"]["final_effective"] == 100
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--final-effective", "0", "--force"])
+    assert result.exit_code == 0, result.output
+    assert seen["final_effective"] == 0 and json.loads(out.read_text())["provenance"]["final_effective"] == 0
+    refused = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--final-effective", "-1", "--force"])
+    assert refused.exit_code == 2 and "--final-effective" in refused.output
 
 
 def test_a_run_in_another_periodic_box_is_refused_naming_its_box(tmp_path, monkeypatch):
@@ -558,7 +576,10 @@ def test_replicates_with_other_seeds_say_whether_the_fit_is_stable(small_tracks,
     centres = {5: 2.0, 6: 2.05, 7: 3.0}
     seeds_seen = []
 
-    def run_abc(model, priors, observed, simulations, client, population=None, distance="informative", report=None):
+    def run_abc(
+        model, priors, observed, simulations, client, population=None, distance="informative", report=None,
+        final_effective=0,
+    ):  # fmt: skip
         seeds_seen.append(model.seed)
         x = np.linspace(-0.17, 0.17, 200)[:, None] + centres[model.seed]
         return Posterior(x, np.full(200, 1 / 200), np.zeros(200), [1.0], 20, 1, [0.5])
