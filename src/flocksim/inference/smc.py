@@ -225,31 +225,29 @@ def _enough_jobs(
     (``left``: simulations left before it; None for the calibration sample, which never is) and
     ``final_effective`` is above 0: then it ends at the first job, from that one on, at which the
     accepted particles so far are worth ``final_effective`` effective particles (:func:`kish` of
-    their importance weights, plus :data:`EFFECTIVE_SPARE`), or are :data:`FINAL_MAX_FACTOR` times
-    as many. Every job up to the one returned must have finished: the answer depends on job numbers
-    only, not on which worker finished first."""
+    their importance weights, summed as they come, plus :data:`EFFECTIVE_SPARE`), or are
+    :data:`FINAL_MAX_FACTOR` times as many. Every job up to the one returned must have finished: the
+    answer depends on job numbers only, not on which worker finished first."""
 
     def rule(done: dict[int, tuple[Any, bool, int]]) -> int | None:
         last = _nth_accepted(done, n)
         if last is None or final_effective <= 0 or left is None or last + 1 < left:
             return last
-        weights: list[float] = []
-        for job in range(last + 1):
-            if job not in done:
-                return None
-            result, ok, _ = done[job]
-            if ok:
-                weights.append(float(result.weight))
-        job = last
+        count, total, squares = 0, 0.0, 0.0  # accepted so far, sum and sum of squares of their weights
+        job = -1
         while True:
-            if kish(weights) >= final_effective + EFFECTIVE_SPARE or len(weights) >= FINAL_MAX_FACTOR * final_effective:
-                return job
             job += 1
             if job not in done:
                 return None
             result, ok, _ = done[job]
             if ok:
-                weights.append(float(result.weight))
+                w = float(result.weight)
+                count, total, squares = count + 1, total + w, squares + w * w
+            if job < last:
+                continue
+            enough = squares > 0.0 and total * total / squares >= final_effective + EFFECTIVE_SPARE
+            if enough or count >= FINAL_MAX_FACTOR * final_effective:
+                return job
 
     return rule
 
