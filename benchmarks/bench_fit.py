@@ -38,7 +38,9 @@ Usage: python benchmarks/bench_fit.py recovery [--n 400] [--frames 60] [--simula
        python benchmarks/bench_fit.py sensitivity [--n 100] [--datasets 4]
        python benchmarks/bench_fit.py regimes [--datasets 20] [--simulations 40] [--only REGIME,...] [--csv FILE]
        python benchmarks/bench_fit.py libraries [--datasets 3] [--n 64] [--simulations 100]
-Every mode takes ``--distance informative|mad`` (flocksim fit's ``--distance``; default informative).
+Every mode takes ``--distance informative|mad`` (flocksim fit's ``--distance``; default informative) and
+``--final-effective N`` (flocksim fit's; default 100; 0 re-makes the tables made before 8 December 2026,
+whose last generation was as large as the others).
 Prints one JSON object.
 """
 
@@ -60,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import numpy as np
 
 from flocksim import __version__
-from flocksim.inference import BURN_IN_DURATIONS, BURN_IN_MIN_STEPS, fit
+from flocksim.inference import BURN_IN_DURATIONS, BURN_IN_MIN_STEPS, FINAL_EFFECTIVE, fit
 from flocksim.sweep.runner import dask_client
 from vicsek_tracks import make_vicsek_tracks
 
@@ -78,10 +80,10 @@ def dataset(folder: Path, name: str, n: int, frames: int, eta: float, seed: int)
     return path, params
 
 
-def fit_pyabc(client, path: Path, params: dict, simulations: int, seed: int, distance: str) -> dict:
+def fit_pyabc(client, path: Path, params: dict, simulations: int, seed: int, distance: str, final: int) -> dict:
     started = time.perf_counter()
     result = fit(path, params, {"vicsek.eta": PRIOR}, simulations=simulations, client=client, seed=seed,
-                 distance=distance)  # fmt: skip
+                 distance=distance, final_effective=final)  # fmt: skip
     eta = result.parameters["vicsek.eta"]
     return {"median": eta["median"], "ci95": eta["ci95"], "simulations": result.simulations,
             "wall_s": time.perf_counter() - started}  # fmt: skip
@@ -162,7 +164,7 @@ def fit_couzin(args, n: int, frames: int, sims: int) -> dict:
         path = couzin_tracks(Path(tmp) / "couzin.csv", args.delta_r_o, n, frames, args.seed)
         started = time.perf_counter()
         result = fit(path, "couzin", {"couzin.delta_r_o": (0.0, 8.0)}, simulations=sims, workers=args.workers,
-                     distance=args.distance)  # fmt: skip
+                     distance=args.distance, final_effective=args.final)  # fmt: skip
     summary = result.parameters["couzin.delta_r_o"]
     lo, hi = summary["ci95"]
     return {"benchmark": "fit couzin", "flocksim": __version__, "distance": args.distance, "truth": args.delta_r_o,
@@ -198,7 +200,7 @@ def fit_starlings(args, n: int, sims: int) -> dict:
                     writer.writerow([f, i, *(f"{v:.9g}" for v in p), f"{f * 0.1:.6g}"])
         started = time.perf_counter()
         result = fit(path, params, {"rules.alignment.weight": (0.0, 3.0)}, simulations=sims, workers=args.workers,
-                     statistics=args.statistic, distance=args.distance)  # fmt: skip
+                     statistics=args.statistic, distance=args.distance, final_effective=args.final)  # fmt: skip
     lo, hi = result.parameters["rules.alignment.weight"]["ci95"]
     return {"benchmark": "fit starlings", "flocksim": __version__, "distance": args.distance, "truth": 1.0,
             "birds": n, "frames": frames,
@@ -347,7 +349,9 @@ def weighted_rank(samples: np.ndarray, weights: np.ndarray, truth: float) -> flo
     return below / float(np.sum(weights))
 
 
-def fit_regime(client, folder: Path, regime: str, dataset: int, seed: int, sims: int, population: int | None) -> dict:
+def fit_regime(
+    client, folder: Path, regime: str, dataset: int, seed: int, sims: int, population: int | None, final: int
+) -> dict:
     """One dataset of ``regime``: its tracks, the fit, the row of REGIME_COLUMNS (and wall_s)."""
     key, (lo, hi), _ = REGIMES[regime]
     truth = regime_truth(regime, dataset, seed)
@@ -355,7 +359,7 @@ def fit_regime(client, folder: Path, regime: str, dataset: int, seed: int, sims:
     path = regime_tracks(folder, regime, truth, data_seed)
     started = time.perf_counter()
     result = fit(path, regime_params(regime), {key: (lo, hi)}, simulations=sims, population=population,
-                 client=client, seed=data_seed)  # fmt: skip
+                 client=client, seed=data_seed, final_effective=final)  # fmt: skip
     summary = result.parameters[key]
     support = result.interval()
     samples = result.posterior.samples[:, 0]
@@ -420,7 +424,7 @@ def run_regimes(args) -> None:
         client = stack.enter_context(dask_client(None, args.workers, 1))
         for dataset in range(args.first, args.first + count):
             for regime in only:
-                row = fit_regime(client, Path(tmp), regime, dataset, args.seed, sims, args.population)
+                row = fit_regime(client, Path(tmp), regime, dataset, args.seed, sims, args.population, args.final)
                 rows.append(row)
                 if writer:
                     writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
@@ -429,6 +433,7 @@ def run_regimes(args) -> None:
     report = {
         "benchmark": "fit regimes", "flocksim": __version__, "machine": platform.machine(), "cpus": os.cpu_count(),
         "workers": args.workers, "frames": REGIME_FRAMES, "simulations": sims, "population": args.population,
+        "final_effective": args.final,
         "datasets": count, "summary": regime_summary(rows), "wall_s": time.perf_counter() - started,
     }  # fmt: skip
     print(json.dumps(report, indent=1), file=sys.stderr if args.csv == "-" else sys.stdout)
@@ -455,6 +460,10 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="regimes: REGIME[,REGIME...] (default: every one)")
     parser.add_argument("--first", type=int, default=0, help="regimes: the first dataset's number")
     parser.add_argument("--population", type=int, default=None, help="regimes: particles per generation")
+    parser.add_argument(
+        "--final-effective", dest="final", type=int, default=FINAL_EFFECTIVE,
+        help="flocksim fit's --final-effective (0: the last generation as large as the others, as before 8 Dec 2026)",
+    )  # fmt: skip
     parser.add_argument("--csv", default=None, help="regimes: write the rows to this CSV ('-': standard output)")
     args = parser.parse_args()
     if args.mode == "regimes":
@@ -481,7 +490,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, dask_client(None, args.workers, 1) as client:
         for i, truth in enumerate(truths):
             path, params = dataset(Path(tmp), f"d{i}", n, frames, truth, args.seed + i)
-            row = {"truth": truth, "pyabc": fit_pyabc(client, path, params, sims, args.seed + i, args.distance)}
+            row = {"truth": truth, "pyabc": fit_pyabc(client, path, params, sims, args.seed + i, args.distance,
+                                                      args.final)}  # fmt: skip
             if args.mode == "libraries":
                 row["elfi"] = fit_elfi(path, params, sims, args.seed + i)
             for lib in ("pyabc", "elfi"):

@@ -262,8 +262,12 @@ def _no_abc(monkeypatch, seen: dict, samples=(1.9, 2.1)):
     x = np.asarray(samples, dtype=float)[:, None]
     w = np.full(len(x), 1.0 / len(x))
 
-    def run_abc(model, priors, observed, simulations, client, population=None, distance="informative", report=None):
+    def run_abc(
+        model, priors, observed, simulations, client, population=None, distance="informative", report=None,
+        final_effective=0,
+    ):  # fmt: skip
         seen["plan"] = model.plan
+        seen["final_effective"] = final_effective
         return Posterior(x, w, np.full(len(x), 0.1), [1.0], 20, 1, [0.5])
 
     monkeypatch.setattr(flocksim.inference.smc, "run_abc", run_abc)
@@ -291,6 +295,20 @@ def test_cli_box_is_the_fix_its_refusal_names(small_tracks, tmp_path, monkeypatc
     assert provenance["box"] == [4.0, 4.0] and provenance["parameters"]["world"]["bounds"]["size"] == [4.0, 4.0]
     bad = runner.invoke(app, [*narrow, "--box", "4,4,4", "--force"])
     assert bad.exit_code == 2 and "error: --box: '4,4,4' gives 3 sides for 2D tracks" in bad.output
+
+
+def test_cli_draws_the_last_generation_to_100_effective_particles_unless_told(small_tracks, tmp_path, monkeypatch):
+    seen: dict = {}
+    _no_abc(monkeypatch, seen)
+    out = tmp_path / "fit.json"
+    result = runner.invoke(app, _fit_args(small_tracks["ok"], out))
+    assert result.exit_code == 0, result.output
+    assert seen["final_effective"] == 100 and json.loads(out.read_text())["provenance"]["final_effective"] == 100
+    result = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--final-effective", "0", "--force"])
+    assert result.exit_code == 0, result.output
+    assert seen["final_effective"] == 0 and json.loads(out.read_text())["provenance"]["final_effective"] == 0
+    refused = runner.invoke(app, [*_fit_args(small_tracks["ok"], out), "--final-effective", "-1", "--force"])
+    assert refused.exit_code == 2 and "--final-effective" in refused.output
 
 
 def test_a_run_in_another_periodic_box_is_refused_naming_its_box(tmp_path, monkeypatch):
@@ -425,6 +443,91 @@ def test_an_interval_from_too_few_particles_says_so():
     assert not interval_support(_posterior(np.linspace(1.0, 3.0, 200), uneven))["enough"]
 
 
+# --- the last generation: drawn until it carries a 95 % interval ------------------------------------
+
+
+def _jobs(*entries):
+    """Finished jobs by number, as ``_run_round`` collects them: (result with its weight, accepted, job)."""
+    from types import SimpleNamespace
+
+    return {job: (SimpleNamespace(weight=w), ok, job) for job, (w, ok) in enumerate(entries)}
+
+
+def test_kish_effective_particles_by_hand():
+    from flocksim.inference.smc import kish
+
+    assert kish([1.0, 1.0, 1.0, 1.0]) == 4.0
+    assert kish([5.0, 0.0, 0.0]) == 1.0
+    assert kish([2.0, 1.0, 1.0]) == pytest.approx(16.0 / 6.0)  # (2 + 1 + 1)^2 / (4 + 1 + 1)
+
+
+def test_a_round_ends_at_its_nth_acceptance_unless_it_reaches_the_budget():
+    from flocksim.inference.smc import _enough_jobs
+
+    done = _jobs((1.0, True), (0.0, False), (1.0, True), (1.0, True))
+    # a generation that stays within the budget (jobs 0..2 are 3 of the 10 left): its 2nd acceptance, job 2
+    assert _enough_jobs(2, 10, 3)(done) == 2
+    # the calibration sample (left None) and a fit without a final generation (0) stop there too
+    assert _enough_jobs(2, 3, 0)(done) == 2 and _enough_jobs(2, None, 3)(done) == 2
+    # not yet 2 accepted among the finished jobs: go on
+    assert _enough_jobs(2, 10, 3)(_jobs((1.0, True), (0.0, False))) is None
+
+
+def test_the_generation_that_reaches_the_budget_goes_on_until_enough_effective_particles():
+    from flocksim.inference.smc import FINAL_MAX_FACTOR, _enough_jobs
+
+    # 3 jobs reach the budget (left 3): accepted weights 1 and 3 (jobs 0, 2) are worth 16 / 10 = 1.6
+    # effective particles, under 2; job 3 is rejected; job 4's weight 1 makes (1 + 3 + 1)^2 / 11 = 2.27
+    done = _jobs((1.0, True), (0.0, False), (3.0, True), (0.0, False), (1.0, True), (1.0, True))
+    assert _enough_jobs(2, 3, 2)(done) == 4
+    # with job 3 still running the answer waits for it (job order, not finishing order)
+    del done[3]
+    assert _enough_jobs(2, 3, 2)(done) is None
+    # too few jobs finished to reach 2 effective: go on
+    assert _enough_jobs(2, 3, 2)(_jobs((1.0, True), (0.0, False), (3.0, True))) is None
+    # weights so uneven that they never are worth 2: it stops at FINAL_MAX_FACTOR x 2 accepted particles
+    assert FINAL_MAX_FACTOR == 4
+    uneven = _jobs((1000.0, True), *[(1.0, True)] * 9)
+    assert _enough_jobs(1, 1, 2)(uneven) == 7  # the 8th accepted, kish 1007^2 / 1000007 = 1.01
+
+
+def test_the_default_fit_draws_a_last_generation_that_carries_a_95_percent_interval():
+    """run_abc on a toy model (theta ~ U(0, 3), the statistic theta + N(0, 0.3)) on an in-process Dask
+    client, at the fit's default budget and final_effective: the last generation's weighted particles
+    are worth at least 100 (the interval's warning does not fire); the others keep an eighth of the
+    budget (25). With final_effective 0 (fits before 8 December 2026) the last has 25 and warns."""
+    import inspect
+
+    distributed = pytest.importorskip("distributed")
+    from flocksim.inference import DEFAULT_SIMULATIONS, MIN_INTERVAL_PARTICLES
+    from flocksim.inference.priors import Prior
+    from flocksim.inference.result import interval_support
+    from flocksim.inference.smc import run_abc
+
+    default = inspect.signature(fit).parameters["final_effective"].default
+    assert DEFAULT_SIMULATIONS == 200 and MIN_INTERVAL_PARTICLES == 100
+    priors = [Prior("theta", 0.0, 3.0)]
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+        last = run_abc(ToyModel(), priors, {"signal": 1.0}, DEFAULT_SIMULATIONS, client, final_effective=default)
+        plain = run_abc(ToyModel(), priors, {"signal": 1.0}, DEFAULT_SIMULATIONS, client, final_effective=0)
+    support = interval_support(last)
+    assert support["enough"] and support["effective_particles"] >= 100 and support["warning"] is None
+    assert support["particles"] > 100 and last.simulations > DEFAULT_SIMULATIONS
+    assert len(plain.samples) == 25 and not interval_support(plain)["enough"]
+    # the same generations and tolerances in both fits (same seed, same jobs): only the last grows
+    assert last.epsilons == plain.epsilons and last.generations == plain.generations
+
+
+class ToyModel:
+    """A statistic equal to the parameter plus Gaussian noise (sd 0.3), drawn from NumPy's global
+    generator, which the fit's sampler seeds per job."""
+
+    seed = 4
+
+    def __call__(self, pars):
+        return {"signal": float(pars["p0"]) + 0.3 * np.random.normal()}
+
+
 def test_sensitivity_reads_how_far_each_statistic_moves_across_the_prior():
     """Runs on a 4 x 4 grid of two parameters (priors [0, 4] and [10, 20]), twice, a statistic
     ``sees`` = 2 + 6 x (p0 scaled to 0..1) + e with e = +1 in the first replicate and -1 in the
@@ -473,7 +576,10 @@ def test_replicates_with_other_seeds_say_whether_the_fit_is_stable(small_tracks,
     centres = {5: 2.0, 6: 2.05, 7: 3.0}
     seeds_seen = []
 
-    def run_abc(model, priors, observed, simulations, client, population=None, distance="informative", report=None):
+    def run_abc(
+        model, priors, observed, simulations, client, population=None, distance="informative", report=None,
+        final_effective=0,
+    ):  # fmt: skip
         seeds_seen.append(model.seed)
         x = np.linspace(-0.17, 0.17, 200)[:, None] + centres[model.seed]
         return Posterior(x, np.full(200, 1 / 200), np.zeros(200), [1.0], 20, 1, [0.5])

@@ -69,9 +69,12 @@ DETAIL_SLICES = {
 
 
 FIT_SLICES = {
-    # file: (the regimes' fit budget, the dataset re-fitted) of ``python benchmarks/bench_fit.py regimes``;
-    # the test re-fits that dataset of every regime (its tracks made again by the regime's generator)
-    "fitting/calibration-regimes.csv": (40, 0),
+    # file: (the regimes' fit budget, its --final-effective, the dataset re-fitted, the regimes re-fitted) of
+    # ``python benchmarks/bench_fit.py regimes``: the test re-fits that dataset of those regimes (its tracks
+    # made again by the regime's generator). The first file is of fits before the last generation was drawn
+    # until 100 effective particles (--final-effective 0); the second of the default fit since.
+    "fitting/calibration-regimes.csv": (40, 0, 0, ("couzin-parallel", "vicsek-ordered")),
+    "fitting/calibration-default.csv": (200, 100, 0, ("vicsek-ordered",)),
 }
 
 
@@ -229,26 +232,26 @@ def test_detail_effect_slice_is_remade_bitwise(name):
     assert remade == committed
 
 
-FIT_REGIMES = ("couzin-parallel", "vicsek-ordered")
-"""The regimes whose first dataset the slice re-fits: one per generator family of the six (each re-fit
-takes 40 simulations, one to two minutes on a busy 2-core machine, so not all six: the suite's time)."""
+FIT_REGIMES = [(name, regime) for name, (*_, regimes) in FIT_SLICES.items() for regime in regimes]
+"""The (file, regime) whose dataset the slices re-fit: of the 40-simulation table one per generator family of
+the six (one to two minutes each on a busy 2-core machine, so not all six: the suite's time); of the default
+fit's table (about 500 simulations, several minutes) one."""
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("regime", FIT_REGIMES)
-def test_fit_calibration_slice_is_refitted_bitwise(regime):
+@pytest.mark.parametrize(("name", "regime"), FIT_REGIMES)
+def test_fit_calibration_slice_is_refitted_bitwise(name, regime):
     """``python benchmarks/bench_fit.py regimes --only REGIME --first D --datasets 1``: the tracks of one
     dataset made again by the regime's independent generator and fitted again (seeded fits, one worker)
     give that row of the committed calibration table, every digit."""
-    name = "fitting/calibration-regimes.csv"
-    budget, dataset = FIT_SLICES[name]
+    budget, final, dataset, _ = FIT_SLICES[name]
     committed = [r for r in read_rows(RESULTS / name) if (r["regime"], r["dataset"]) == (regime, str(dataset))]
     assert len(committed) == 1, f"{name} has no row for {regime} dataset {dataset}"
     if not _runs_haswell_kernels():
         pytest.skip(f"{name}: made with OpenBLAS's Haswell kernels, which need a CPU with AVX2 and FMA")
     script = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_fit.py"
     args = ["regimes", "--only", regime, "--first", str(dataset), "--datasets", "1", "--workers", "1"]
-    args += ["--simulations", str(budget), "--csv", "-"]
+    args += ["--simulations", str(budget), "--final-effective", str(final), "--csv", "-"]
     done = subprocess.run(
         [sys.executable, str(script), *args], env={**os.environ, **PINNED_BLAS, "NUMBA_NUM_THREADS": "1"},
         capture_output=True, text=True, timeout=900,

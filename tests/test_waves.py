@@ -7,8 +7,10 @@ import math
 import numpy as np
 
 from flocksim.config import apply_overrides
+from flocksim.experiments import EXPERIMENTS
 from flocksim.experiments.waves import (
     AGREE_S,
+    FIELD,
     FIELD_SCALE,
     WAVE_PRESET,
     arrival_times,
@@ -68,6 +70,19 @@ def test_field_units_are_the_same_run_at_one_sixteenth_of_the_size():
     assert np.array_equal(pixel.state.velocity / FIELD_SCALE, field.state.velocity)
     assert np.array_equal(pixel.state.spin, field.state.spin)
     assert not np.array_equal(pixel.state.position / FIELD_SCALE, partial.state.position)
+
+
+def test_turn_propagation_times_its_waves_in_metres_and_seconds_as_turn_waves_does():
+    """turn-propagation's wave conditions carry the field-unit overrides (every length / 16), as turn-waves'
+    conditions do: their speed and theory_speed are in m/s (410 units/s in the table before: 25.6 m/s)."""
+    waves = {c.label: c for c in EXPERIMENTS["turn-propagation"].conditions if c.label.startswith("wave: ")}
+    front = {c.label: c for c in EXPERIMENTS["turn-waves"].conditions}
+    assert set(waves) == {"wave: underdamped", "wave: overdamped (eta = chi)"}
+    assert "agents.max_speed=11.25" in FIELD  # the preset's 180 units/s over 16 units per metre
+    for label, condition in waves.items():
+        assert condition.preset == WAVE_PRESET
+        assert set(FIELD) <= set(condition.overrides)
+        assert condition.overrides == front[label.removeprefix("wave: ")].overrides
 
 
 def test_switched_continues_the_same_state_with_new_parameters():

@@ -32,7 +32,21 @@ def fit(
             help="A parameter to infer, uniform prior: KEY=LO:HI, or KEY for its whole schema range (repeatable).",
         ),
     ] = None,
-    simulations: Annotated[int, typer.Option(help="Simulations to spend (about: the last generation finishes).")] = 200,
+    simulations: Annotated[
+        int,
+        typer.Option(
+            help="Simulations to spend (about: the last generation finishes, and is drawn until --final-effective)."
+        ),
+    ] = 200,
+    final_effective: Annotated[
+        int,
+        typer.Option(
+            "--final-effective",
+            min=0,
+            help="Draw the last generation until its particles are worth this many effective ones, as many as a "
+            "95 % interval needs (0: as many particles as the other generations).",
+        ),
+    ] = 100,
     workers: Annotated[
         int | None, typer.Option(min=1, help="Worker processes of the local Dask cluster (default: one per core).")
     ] = None,
@@ -139,6 +153,7 @@ def fit(
                 scheduler=scheduler,
                 seed=seed,
                 replicates=replicates,
+                final_effective=final_effective,
                 fps=fps,
                 velocity=velocity,
                 burn_in=burn_in,

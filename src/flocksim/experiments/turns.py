@@ -51,11 +51,12 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "Twin runs, one of them turned. Presets: 10 of 500 birds (bird 0 and its 9 nearest) turned 60 degrees "
         "left after a 20 s warm-up from an aligned start (spontaneous turns off): angle [deg] between the mean "
         "headings of the turned run and of its unturned twin, right after the turn and 1, 3, 10 s later. "
-        "Waves: starlings-3d-waves (3000 birds, open sky), after a 10 s warm-up its 10 edge birds start a "
-        "90-degree turn and nobody else is turned; a bird is reached when its heading is 1 degree from its "
-        "twin's; arrival time t against distance r from the edge bird, fitted as t = a + b r^exponent "
-        "(1: a wave, 2: diffusion) and t = a + r / speed, beside the linearised model's speed "
-        "(docs/models.md); underdamped (eta 0.02) and overdamped (eta = chi = 0.25); 3 s.",
+        "Waves: starlings-3d-waves in metres and seconds (16 units per metre, as turn-waves: 3000 birds, open "
+        "sky), after a 10 s warm-up its 10 edge birds start a 90-degree turn and nobody else is turned; a bird "
+        "is reached when its heading is 1 degree from its twin's; arrival time t [s] against distance r [m] from "
+        "the edge bird, fitted as t = a + b r^exponent (1: a wave, 2: diffusion) and t = a + r / speed [m/s], "
+        "beside the linearised model's speed (theory_speed [m/s], docs/models.md); underdamped (eta 0.02) and "
+        "overdamped (eta = chi = 0.25); 3 s.",
         (
             *_both({"inertial-spin": (SPIN,), "basic": (BASIC,)}),
             *_wave_conditions(measure_wave, "wave: "),

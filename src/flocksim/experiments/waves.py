@@ -293,16 +293,18 @@ WAVE_PRESET = "starlings-3d-waves"
 WAVE = ("turning.mean_interval=1e9",)  # no turn but the one the experiment starts
 
 
-def _wave_conditions(measure: Callable[[RunSpec], dict[str, float]], prefix: str = "") -> tuple[Condition, ...]:
-    """The waves preset underdamped, and overdamped (eta = chi) as the model's control."""
-    return (
-        Condition(3, f"{prefix}underdamped", WAVE, WAVE_PRESET, measure),
-        Condition(3, f"{prefix}overdamped (eta = chi)", (*WAVE, "rules.alignment.eta=0.25"), WAVE_PRESET, measure),
-    )
-
-
 FIELD = field_units(WAVE_PRESET)
 """``starlings-3d-waves`` in metres and seconds (FIELD_SCALE units per metre)."""
+
+
+def _wave_conditions(measure: Callable[[RunSpec], dict[str, float]], prefix: str = "") -> tuple[Condition, ...]:
+    """The waves preset in metres and seconds (:data:`FIELD`: the same runs as in units, 1/FIELD_SCALE
+    the size), underdamped, and overdamped (eta = chi) as the model's control."""
+    field = (*WAVE, *FIELD)
+    return (
+        Condition(3, f"{prefix}underdamped", field, WAVE_PRESET, measure),
+        Condition(3, f"{prefix}overdamped (eta = chi)", (*field, "rules.alignment.eta=0.25"), WAVE_PRESET, measure),
+    )
 
 
 def _front_conditions() -> tuple[Condition, ...]:

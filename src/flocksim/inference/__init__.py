@@ -18,12 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from flocksim.inference.priors import FitError, Prior, parse_priors
-from flocksim.inference.result import FitResult, plot_fit
+from flocksim.inference.result import MIN_INTERVAL_PARTICLES, FitResult, plot_fit
 from flocksim.inference.stability import MAX_REPLICATES
 from flocksim.inference.statistics import STATISTICS, default_statistics
 
 DEFAULT_SIMULATIONS = 200
 MAX_SIMULATIONS = 1_000_000
+FINAL_EFFECTIVE = MIN_INTERVAL_PARTICLES
+"""Effective particles the last generation is drawn until (``final_effective``): as many as a 95 %
+interval needs (:data:`flocksim.inference.result.MIN_INTERVAL_PARTICLES`), whatever the budget. 0
+gives the last generation as many particles as the others (before 8 December 2026: 25 at the
+default budget, and every default fit warned)."""
+MAX_FINAL_EFFECTIVE = 10_000
 BURN_IN_DURATIONS = 4
 BURN_IN_MIN_STEPS = 500
 """Default burn-in of every run: :data:`BURN_IN_DURATIONS` times the tracks' duration, and at least
@@ -47,6 +53,7 @@ fit takes them from the preset (or ``--set``), never fits them, and says which i
 
 __all__ = [
     "DEFAULT_SIMULATIONS",
+    "FINAL_EFFECTIVE",
     "STATISTICS",
     "FitError",
     "FitResult",
@@ -177,6 +184,7 @@ def fit(
     box: str | None = None,
     console: Any = None,
     replicates: int = 1,
+    final_effective: int = FINAL_EFFECTIVE,
 ) -> FitResult:
     """Fit the ``priors``' parameters of ``params`` to ``tracks``.
 
@@ -201,7 +209,11 @@ def fit(
     the model's update variant taken from ``params`` (:data:`VARIANTS`). ``replicates``: fit the
     tracks this many times (1 to :data:`flocksim.inference.stability.MAX_REPLICATES`), with seeds
     ``seed``, ``seed + 1``, ...; the result is the first fit's, and :meth:`FitResult.stability` says
-    whether the others agree with it (each spends ``simulations``).
+    whether the others agree with it (each spends ``simulations``). ``final_effective``: the generation
+    that reaches the budget goes on past its particles until they are worth this many effective
+    particles (0: it stops at as many as the others), :data:`FINAL_EFFECTIVE` by default, so that
+    its 95 % intervals rest on enough of them; it adds about that many particles' simulations to
+    the budget (docs/fitting.md).
     """
     from flocksim._extras import require
 
@@ -231,6 +243,14 @@ def fit(
         raise FitError(f"--replicates: {replicates!r}; allowed: a whole number from 1 to {MAX_REPLICATES}")
     if seed + replicates > 2**63:
         raise FitError(f"--seed: {seed!r}; allowed: a whole number >= 0 and below 2^63 - replicates")
+    if (
+        isinstance(final_effective, bool)
+        or not isinstance(final_effective, int)
+        or not 0 <= final_effective <= MAX_FINAL_EFFECTIVE
+    ):
+        raise FitError(
+            f"--final-effective: {final_effective!r}; allowed: a whole number from 0 to {MAX_FINAL_EFFECTIVE}"
+        )
     if distance not in DISTANCES:
         raise FitError(f"--distance: {distance!r}; allowed: {', '.join(DISTANCES)}")
     if client is None and scheduler is None:
@@ -292,14 +312,18 @@ def fit(
     def sample(on: Any) -> list[Any]:
         report(
             f"fit: {int(ds.sizes['agent'])} birds, {len(time)} frames, {burn_in_steps} burn-in steps per run; "
-            f"{population or population_size(simulations)} particles per generation, about {simulations} simulations"
+            f"{population or population_size(simulations)} particles per generation"
+            + (f", the last until {final_effective} effective" if final_effective else "")
+            + f", about {simulations} simulations"
             + (f" per replicate, {replicates} replicates (seeds {seeds[0]} to {seeds[-1]})" if replicates > 1 else "")
         )
         found = []
         for r, model in enumerate(models):
             if replicates > 1:
                 report(f"fit: replicate {r + 1} of {replicates} (seed {model.seed})")
-            found.append(run_abc(model, priors, observed, simulations, on, population, distance, report))
+            found.append(
+                run_abc(model, priors, observed, simulations, on, population, distance, report, final_effective)
+            )
         return found
 
     if client is not None:
@@ -337,6 +361,7 @@ def fit(
             "model": params.model,
             "parameters": base,
             "population": population or population_size(simulations),
+            "final_effective": final_effective,
             "frames": len(time),
             "frame_interval_s": float(ds.attrs["dt"]),
             "steps_per_frame": k,

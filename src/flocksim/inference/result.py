@@ -134,7 +134,7 @@ def interval_support(posterior: Posterior) -> dict[str, Any]:
         warning = (
             f"warning: the 95 % intervals rest on {particles} particles ({effective:.0f} effective), too few for "
             f"95 % to mean 95 % (at least {MIN_INTERVAL_PARTICLES} effective): their ends are at or near the "
-            "outermost particles; a larger --simulations gives more (a generation has an eighth of it)"
+            "outermost particles; --final-effective 100 (the default) draws the last generation until it has enough"
         )
     return {
         "method": INTERVAL_METHOD,

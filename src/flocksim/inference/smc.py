@@ -18,6 +18,11 @@ generation 0, 1, ...) and the job's number in the round (:func:`job_seed`), keep
 the round's last accepted particle in job order (as pyabc does) and counts exactly those as the
 round's simulations, so the posterior of a fit depends on its seed, not on the number of workers
 or the order in which they finish.
+
+The last generation: the generation that reaches the budget goes on past its ``population``
+particles until they are worth ``final_effective`` effective particles (:func:`_enough_jobs`; 100 in
+a fit by default), so that its weighted 2.5 % and 97.5 % quantiles rest on enough particles for a
+95 % interval, while the generations before it stay small (an eighth of the budget).
 """
 
 from __future__ import annotations
@@ -133,31 +138,48 @@ def _seeded_sampler_class() -> type:
         a round keeps the jobs numbered up to its ``n``-th accepted one, whatever the workers."""
 
         def __init__(
-            self, dask_client: Any, seed: int, report: Callable[[str], None] | None = None, budget: int = 0
+            self,
+            dask_client: Any,
+            seed: int,
+            report: Callable[[str], None] | None = None,
+            budget: int = 0,
+            final_effective: int = 0,
         ) -> None:
             super().__init__(dask_client=dask_client, batch_size=1)
             self.seed = seed
             self.rounds = 0
             self.report, self.budget, self.spent = report, budget, 0
+            self.final_effective = final_effective
             self.started = time.monotonic()
 
-        def sample_until_n_accepted(self, n: int, simulate_one: Any, t: int, **kwargs: Any) -> Any:
-            """The first jobs, in job order, up to and including the ``n``-th accepted one; with
+        def sample_round(self, n: int, simulate_one: Any, t: int, **kwargs: Any) -> Any:
+            """pyabc's ``sample_until_n_accepted``: the first jobs, in job order, up to and including the
+            ``n``-th accepted one; in the generation that reaches the budget, on until the accepted
+            particles are worth ``final_effective`` effective particles (:func:`_enough_jobs`); with
             ``report``, one line when the round is done."""
             import cloudpickle
 
             round_, self.rounds = self.rounds, self.rounds + 1
             pickled = cloudpickle.dumps(simulate_one)
-            results = _run_round(self.client, pickled, self.seed, round_, n, self.client_cores)
+            rule = _enough_jobs(n, self.budget - self.spent if t >= 0 else None, self.final_effective)
+            results = _run_round(self.client, pickled, self.seed, round_, rule, self.client_cores)
             sample = self._create_empty_sample()
             for result, _, _ in results:
                 sample.append(result)
             self.nr_evaluations_ = len(results)
             self.spent += len(results)
             if self.report is not None:
-                self.report(round_line(t, n, len(results), self.spent, self.budget, time.monotonic() - self.started))
+                accepted = sum(ok for _, ok, _ in results)
+                line = round_line(t, accepted, len(results), self.spent, self.budget, time.monotonic() - self.started)
+                self.report(line)
+            if sample.n_accepted < n:
+                raise AssertionError(f"Expected at least {n} but got {sample.n_accepted} acceptances.")
             return sample
 
+    # pyabc's metaclass wraps sample_until_n_accepted in a check that a round accepts exactly n; the
+    # generation that reaches the budget accepts more on purpose (_enough_jobs), so the method is set
+    # again unwrapped, checking at least n instead (its particles are all evaluated: one job each).
+    SeededDaskSampler.sample_until_n_accepted = SeededDaskSampler.sample_round
     return SeededDaskSampler
 
 
@@ -170,6 +192,22 @@ def round_line(t: int, accepted: int, simulations: int, spent: int, budget: int,
     return f"fit: {what}; {spent} of about {budget} spent, {seconds:.0f} s"
 
 
+EFFECTIVE_SPARE = 1e-6
+"""How far above ``final_effective`` the last generation's effective particles must come: the fit's
+result recomputes them from pyabc's normalised weights, which may round 100 equal weights to 99.999..."""
+
+FINAL_MAX_FACTOR = 4
+"""The last generation stops at this many times ``final_effective`` accepted particles even if they
+are worth fewer effective ones (weights so uneven leave the fit's warning to say so)."""
+
+
+def kish(weights: Any) -> float:
+    """Kish's effective sample size of ``weights`` (>= 0, not all 0): (sum w)^2 / sum w^2 (n for n
+    equal weights, 1 for all the weight on one)."""
+    w = np.asarray(weights, dtype=np.float64)
+    return float(np.sum(w) ** 2 / np.sum(w * w))
+
+
 def _nth_accepted(done: dict[int, tuple[Any, bool, int]], n: int) -> int | None:
     """The job number of the ``n``-th accepted result among the finished jobs ``done`` (by job number),
     if that many are accepted."""
@@ -177,13 +215,55 @@ def _nth_accepted(done: dict[int, tuple[Any, bool, int]], n: int) -> int | None:
     return accepted[n - 1] if len(accepted) >= n else None
 
 
+def _enough_jobs(
+    n: int, left: int | None, final_effective: int
+) -> Callable[[dict[int, tuple[Any, bool, int]]], int | None]:
+    """The stopping rule of a sampling round: the job number its jobs run up to, from the finished
+    jobs ``done`` (by job number), or None while it cannot tell yet.
+
+    A round ends at its ``n``-th accepted job, unless it is the generation that reaches the budget
+    (``left``: simulations left before it; None for the calibration sample, which never is) and
+    ``final_effective`` is above 0: then it ends at the first job, from that one on, at which the
+    accepted particles so far are worth ``final_effective`` effective particles (:func:`kish` of
+    their importance weights, summed as they come, plus :data:`EFFECTIVE_SPARE`), or are
+    :data:`FINAL_MAX_FACTOR` times as many. Every job up to the one returned must have finished: the
+    answer depends on job numbers only, not on which worker finished first."""
+
+    def rule(done: dict[int, tuple[Any, bool, int]]) -> int | None:
+        last = _nth_accepted(done, n)
+        if last is None or final_effective <= 0 or left is None or last + 1 < left:
+            return last
+        count, total, squares = 0, 0.0, 0.0  # accepted so far, sum and sum of squares of their weights
+        job = -1
+        while True:
+            job += 1
+            if job not in done:
+                return None
+            result, ok, _ = done[job]
+            if ok:
+                w = float(result.weight)
+                count, total, squares = count + 1, total + w, squares + w * w
+            if job < last:
+                continue
+            enough = squares > 0.0 and total * total / squares >= final_effective + EFFECTIVE_SPARE
+            if enough or count >= FINAL_MAX_FACTOR * final_effective:
+                return job
+
+    return rule
+
+
 def _run_round(
-    client: Any, pickled: bytes, seed: int, round_: int, n: int, cores: Callable[[], int]
+    client: Any,
+    pickled: bytes,
+    seed: int,
+    round_: int,
+    rule: Callable[[dict[int, tuple[Any, bool, int]]], int | None],
+    cores: Callable[[], int],
 ) -> list[tuple[Any, bool, int]]:
-    """Submit jobs 0, 1, 2, ... (as many at once as the cluster has cores) until the jobs up to the
-    ``n``-th accepted one have all finished; cancel the later ones. The results of jobs 0 to that
-    one, in job order: the same for any number of workers, since each job's result depends on its
-    number only."""
+    """Submit jobs 0, 1, 2, ... (as many at once as the cluster has cores) until ``rule`` names the
+    round's last job (:func:`_enough_jobs`) and the jobs up to it have all finished; cancel the later
+    ones. The results of jobs 0 to that one, in job order: the same for any number of workers, since
+    each job's result depends on its number only."""
     running: dict[int, Any] = {}
     done: dict[int, tuple[Any, bool, int]] = {}
     next_job = 0
@@ -192,7 +272,7 @@ def _run_round(
             if future.done():
                 done[job] = future.result()[0]
                 del running[job]
-        last = _nth_accepted(done, n)
+        last = rule(done)
         if last is not None:
             for job in [j for j in running if j > last]:
                 running.pop(job).cancel()
@@ -268,17 +348,21 @@ def run_abc(
     population: int | None = None,
     distance: str = DISTANCES[0],
     report: Callable[[str], None] | None = None,
+    final_effective: int = 0,
 ) -> Posterior:
     """ABC-SMC until about ``simulations`` runs are spent (pyabc stops after the generation that
     crosses the budget), on the Dask ``client``, with the distance :func:`make_distance` ``(distance)``.
-    ``report`` gets one line per sampling round (:func:`round_line`)."""
+    With ``final_effective`` above 0, that last generation goes on past its ``population`` particles
+    until they are worth ``final_effective`` effective particles (:func:`_enough_jobs`), so that its
+    weighted quantiles rest on that many. ``report`` gets one line per sampling round
+    (:func:`round_line`)."""
     import pyabc
 
     logging.getLogger("ABC").setLevel(logging.WARNING)
     for name in ("ABC.Sampler", "ABC.History", "ABC.Distance", "ABC.Epsilon", "ABC.Adaptation", "ABC.Predictor"):
         logging.getLogger(name).setLevel(logging.WARNING)
     prior = pyabc.Distribution(**{f"p{i}": pyabc.RV("uniform", p.low, p.high - p.low) for i, p in enumerate(priors)})
-    sampler = _seeded_sampler_class()(client, model.seed, report, simulations)
+    sampler = _seeded_sampler_class()(client, model.seed, report, simulations, final_effective)
     abc = pyabc.ABCSMC(
         model,
         prior,
@@ -296,7 +380,7 @@ def run_abc(
         populations = populations[populations["t"] >= 0]
         epsilons = [float(e) for e in populations["epsilon"]]
         counts = [int(s) for s in populations["samples"]]
-        size = len(frame)
+        sizes = [int(p) for p in populations["particles"]]
         first = history.get_population(t=0).get_particles_by_model()[0]
         names = tuple(observed)
         result = Posterior(
@@ -306,7 +390,7 @@ def run_abc(
             epsilons=epsilons,
             simulations=int(history.total_nr_simulations),
             generations=history.max_t + 1,
-            acceptance=[size / c if c else math.nan for c in counts],
+            acceptance=[size / c if c else math.nan for size, c in zip(sizes, counts, strict=True)],
             first_generation=(
                 np.array([[p.parameter[f"p{i}"] for i in range(len(priors))] for p in first], dtype=np.float64),
                 np.array([[p.sum_stat[name] for name in names] for p in first], dtype=np.float64),
