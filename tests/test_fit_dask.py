@@ -117,13 +117,17 @@ def test_fit_recovers_vicsek_eta_from_independent_tracks(cluster, tracks, tmp_pa
 def test_a_fit_with_the_wrong_frame_rate_misses(cluster, tracks, tmp_path):
     """The same positions stamped 4 s apart: runs of 4 steps per frame cannot look like them, and
     the interval misses the truth, by more than a fit's own Monte-Carlo error."""
-    wrong = run_fit(cluster, tracks["slow_clock"], tmp_path / "wrong.json")
+    # the last generation as before 8 December 2026 (an eighth of the budget): a miss does not need 100 effective
+    # particles, and the suite saves their runs
+    wrong = run_fit(cluster, tracks["slow_clock"], tmp_path / "wrong.json", "--final-effective", "0")
     lo, hi = wrong["parameters"]["vicsek.eta"]["ci95"]
     assert not lo - MC_SLACK <= ETA <= hi + MC_SLACK, wrong["parameters"]
 
 
 def test_a_fit_in_the_wrong_box_misses(cluster, tracks, tmp_path):
-    wrong = run_fit(cluster, tracks["right"], tmp_path / "wrong.json", "--set", "world.bounds.size=[5,5]")
+    wrong = run_fit(
+        cluster, tracks["right"], tmp_path / "wrong.json", "--set", "world.bounds.size=[5,5]", "--final-effective", "0"
+    )
     lo, hi = wrong["parameters"]["vicsek.eta"]["ci95"]
     assert not lo - MC_SLACK <= ETA <= hi + MC_SLACK, wrong["parameters"]
 
