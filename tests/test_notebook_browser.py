@@ -105,12 +105,27 @@ RUN_TRIES = 3
 RUN_STARTS_MS = 20_000
 
 
+KERNEL_CHOICE = ".jp-Dialog .jp-mod-accept"
+"""The accept button of JupyterLab's "Select Kernel" dialog."""
+
+
+def accept_kernel_choice(page) -> None:
+    """A run asked for while the kernel's connection is down makes JupyterLab ask which kernel to
+    use (seen on a loaded machine; the dialog then takes every click): take the one it offers, the
+    notebook's Python 3, as a user would."""
+    button = page.locator(KERNEL_CHOICE)
+    if button.count() and button.first.is_visible():
+        button.first.click()
+        button.first.wait_for(state="hidden", timeout=WAIT_MS)
+
+
 def run_cell(page, index: int) -> None:
     """Select code cell ``index`` and run it with the toolbar's run button; wait until its prompt
     shows it queued or run (``[*]`` or ``[n]``). JupyterLab may drop a run asked for while its
     kernel connection is still settling (the prompt stays ``[ ]``): then it is asked again."""
     started = f"/\\[[*0-9]+\\]/.test(document.querySelectorAll('{PROMPTS}')[{index}]?.textContent ?? '')"
     for _ in range(RUN_TRIES):
+        accept_kernel_choice(page)
         page.locator(PROMPTS).nth(index).click()
         page.locator(".jp-NotebookPanel-toolbar [data-command='notebook:run-cell-and-select-next']").click()
         try:
